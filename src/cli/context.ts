@@ -1,0 +1,36 @@
+/** What every CLI command gets: output sinks and the working directory, so tests can run commands in-process. */
+export interface CliContext {
+  out(text: string): void;
+  err(text: string): void;
+  cwd: string;
+}
+
+/** Exit codes, documented in the README's CLI reference. */
+export const EXIT = {
+  ok: 0,
+  /** The command ran and found what it checks for (invalid calls with --strict, history faults, schema problems). */
+  findings: 1,
+  usage: 2,
+  /** Unreadable file, unrecognized format, unknown or ambiguous provider. */
+  input: 3,
+} as const;
+
+/** An error meant for the user: printed without a stack trace, with its exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.usage,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+export type CommandRunner = (args: string[], ctx: CliContext) => Promise<number>;
+
+export interface CommandModule {
+  run: CommandRunner;
+  /** One line for `toolwire --help`. */
+  summary: string;
+  usage: string;
+}

@@ -1,0 +1,181 @@
+/**
+ * The data model shared by every decoder, the assembler, the CLI and the adapters.
+ * Everything here is plain JSON-serializable data so that a DecodedTurn can be stored,
+ * diffed and replayed.
+ */
+
+export const PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock", "ollama"] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+export function isProviderName(value: unknown): value is ProviderName {
+  return typeof value === "string" && (PROVIDERS as readonly string[]).includes(value);
+}
+
+/** One framed event as it came off the wire: the SSE event name (if any) and the payload. */
+export interface ProviderEvent {
+  /** SSE `event:` name, Bedrock `:event-type`, or undefined when the framing has none. */
+  event?: string | undefined;
+  /** Parsed JSON payload, or the raw string when the payload is not JSON (e.g. `[DONE]`). */
+  data: unknown;
+}
+
+/** Where a call's final arguments came from (DESIGN.md, "Argument sources and precedence"). */
+export type ArgumentSource = "start" | "delta" | "final" | "merged" | "empty";
+
+/**
+ * Named fixes applied to a call's arguments. Every value that differs from a strict parse of a
+ * single source carries at least one of these.
+ */
+export type RepairCode =
+  | "collapsed_duplicate"
+  | "cumulative_resend"
+  | "start_continuation"
+  | "decoded_string"
+  | "strip_code_fence"
+  | "strip_special_tokens"
+  | "python_literals"
+  | "invalid_escapes"
+  | "trailing_comma"
+  | "jsonrepair";
+
+export type ToolCallErrorCode = "invalid_json" | "truncated" | "not_object";
+
+/** Why a call never reached its end marker. */
+export type TruncationCause = "max_tokens" | "stream_ended" | "stream_error" | "aborted" | "message_restarted";
+
+export interface ToolCallError {
+  code: ToolCallErrorCode;
+  /** Written for the model: what was wrong, where, and what a valid call looks like. */
+  message: string;
+  /** Byte-independent character offset into rawArguments where parsing failed, when known. */
+  position?: number;
+  cause?: TruncationCause;
+}
+
+export interface ToolCall {
+  /** Position of the call among the turn's calls of its kind, in the order they opened. */
+  index: number;
+  id: string;
+  name: string;
+  /** The finalized arguments object, or null when the call is truncated or invalid. */
+  arguments: Record<string, unknown> | null;
+  /** The text the arguments were taken from (for `final`/`start` objects: their JSON). */
+  rawArguments: string;
+  source: ArgumentSource | null;
+  /** True when the provider sent the call's end marker. False calls are never executable. */
+  complete: boolean;
+  repairs: RepairCode[];
+  error: ToolCallError | null;
+  /** Provider block/item position (Anthropic block index, Responses output_index, …). */
+  providerIndex?: number;
+  /** "server" for provider-executed tools (Anthropic server_tool_use): never for the client to run. */
+  kind?: "client" | "server";
+  /** Opaque provider fields that must be sent back (e.g. Gemini thoughtSignature, Anthropic caller). */
+  providerFields?: Record<string, unknown>;
+}
+
+export type FinishReason = "tool_calls" | "stop" | "length" | "content_filter" | "error" | "other";
+
+export type TurnStatus = "complete" | "incomplete" | "error";
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  cacheReadInputTokens?: number;
+  cacheCreationInputTokens?: number;
+  reasoningTokens?: number;
+  /** The provider's usage object as last received (cumulative providers: the last snapshot). */
+  raw: unknown;
+}
+
+export type DiagnosticSeverity = "info" | "warning" | "error";
+
+export interface Diagnostic {
+  code: string;
+  message: string;
+  severity?: DiagnosticSeverity;
+  /** Index of the call the diagnostic is about (ToolCall.index), when there is one. */
+  callIndex?: number;
+  /** Provider block/item index, when there is one. */
+  providerIndex?: number;
+  data?: unknown;
+}
+
+/** Content blocks in order, as needed to replay the turn into a history. */
+export type ContentBlock =
+  | { type: "text"; text: string; citations?: unknown[]; providerIndex?: number }
+  | { type: "thinking"; thinking: string; signature: string | null; providerIndex?: number }
+  | { type: "redacted_thinking"; data: string; providerIndex?: number }
+  | { type: "reasoning"; text: string; id?: string; encryptedContent?: string; summary?: string[]; providerIndex?: number }
+  | { type: "tool_call"; callIndex: number; providerIndex?: number }
+  | { type: "server_tool_call"; callIndex: number; providerIndex?: number }
+  /** Provider-executed tool results and other blocks that arrive whole; kept verbatim. */
+  | { type: "opaque"; blockType: string; value: unknown; providerIndex?: number };
+
+export interface TurnError {
+  type: string;
+  message: string;
+  raw?: unknown;
+}
+
+export interface DecodedTurn {
+  /** Name of the recorded sequence this turn came from, or null for a live stream. */
+  sequence: string | null;
+  provider: ProviderName;
+  status: TurnStatus;
+  finishReason: FinishReason | null;
+  /** The provider's own stop/finish value, verbatim. */
+  rawFinishReason: string | null;
+  text: string;
+  /** Reasoning/thinking text, kept apart from `text`. */
+  reasoning: string;
+  toolCalls: ToolCall[];
+  /** Provider-executed calls (Anthropic server_tool_use): reported, never for the client to run. */
+  serverToolCalls: ToolCall[];
+  blocks: ContentBlock[];
+  usage: Usage | null;
+  messageId: string | null;
+  model: string | null;
+  error: TurnError | null;
+  diagnostics: Diagnostic[];
+}
+
+/** Events emitted by the push core as the stream is decoded. */
+export type CodecEvent =
+  | { type: "message_start"; messageId: string | null; model: string | null }
+  | { type: "text_delta"; index: number; text: string }
+  | { type: "reasoning_delta"; index: number; text: string }
+  | { type: "tool_call_start"; index: number; id: string; name: string; kind: "client" | "server" }
+  | {
+      type: "tool_call_delta";
+      index: number;
+      id: string;
+      delta: string;
+      kind: "client" | "server";
+      /**
+       * Live partial arguments (only with `previews: true`). The same object is updated in place
+       * by every delta of the call: copy it if you need a snapshot.
+       */
+      preview?: unknown;
+    }
+  | { type: "tool_call_end"; call: ToolCall }
+  | { type: "diagnostic"; diagnostic: Diagnostic }
+  | { type: "finish"; turn: DecodedTurn };
+
+export interface DecoderOptions {
+  /** Maintain a live partial value of each call's arguments on every delta event. */
+  previews?: boolean;
+  /** Name stamped on the DecodedTurn (`sequence`). */
+  sequence?: string | null;
+  /** Maximum nesting depth the preview parser follows (deeper content is still kept as text). */
+  maxPreviewDepth?: number;
+}
+
+/** The synchronous push core: no I/O, no timers, deterministic. */
+export interface Decoder {
+  readonly provider: ProviderName;
+  push(event: ProviderEvent): CodecEvent[];
+  /** Ends the stream: finalizes every call and returns the turn. Idempotent. */
+  finish(): DecodedTurn;
+}

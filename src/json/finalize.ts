@@ -1,0 +1,287 @@
+import type { ArgumentSource, Diagnostic, RepairCode, ToolCallError, TruncationCause } from "../types.js";
+import { isPlainObject, jsonEqual, jsonExtends } from "./equal.js";
+import { scanJson } from "./incremental.js";
+import { looksCutOff, repairArguments } from "./repair.js";
+
+/**
+ * Turns a call's argument sources into one decision, following DESIGN.md's precedence:
+ * final snapshot, delta stream, shape classification, gated repair, start input, empty, error.
+ * Pure and synchronous: the same sources always give the same result.
+ */
+
+export interface ArgumentSources {
+  /** Start input as an object; undefined when absent, null or `{}` (the protocol's "none"). */
+  start?: Record<string, unknown>;
+  /** Concatenated non-empty delta fragments. */
+  deltaText: string;
+  /** A complete snapshot sent at the end: an object, or the text of one. */
+  final?: { value: unknown } | { text: string };
+}
+
+export interface FinalizeContext {
+  toolName: string;
+  /** False when the provider never sent the call's end marker. */
+  complete: boolean;
+  truncationCause?: TruncationCause;
+  /** The protocol means "no arguments" when nothing arrives (Anthropic, Chat Completions). */
+  emptyMeansNoArguments: boolean;
+  /** Repairs already applied while the deltas were received (e.g. a cumulative resend recognized on arrival). */
+  priorRepairs?: RepairCode[];
+}
+
+export interface FinalizeResult {
+  arguments: Record<string, unknown> | null;
+  rawArguments: string;
+  source: ArgumentSource | null;
+  repairs: RepairCode[];
+  error: ToolCallError | null;
+  diagnostics: Diagnostic[];
+}
+
+const TRUNCATION_TEXT: Record<TruncationCause, string> = {
+  max_tokens: "the provider stopped at its output token limit (max_tokens) while the call was being written",
+  stream_ended: "the stream ended before the provider closed the call",
+  stream_error: "the provider reported an error mid-stream while the call was being written",
+  aborted: "the stream was aborted while the call was being written",
+  message_restarted: "the provider restarted the message while the call was being written",
+};
+
+export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
+  const diagnostics: Diagnostic[] = [];
+  const prior = ctx.priorRepairs ?? [];
+  const deltaText = sources.deltaText;
+  const hasDelta = deltaText.trim().length > 0;
+  const startText = sources.start ? JSON.stringify(sources.start) : "";
+
+  if (!ctx.complete) {
+    const cause = ctx.truncationCause ?? "stream_ended";
+    return {
+      arguments: null,
+      rawArguments: hasDelta ? deltaText : startText,
+      source: null,
+      repairs: [],
+      error: {
+        code: "truncated",
+        cause,
+        message:
+          `The call to \`${ctx.toolName}\` is incomplete: ${TRUNCATION_TEXT[cause]}. ` +
+          `It was not executed. Send the call again with its complete arguments` +
+          (cause === "max_tokens" ? " (split large content across several calls, or raise max_tokens)." : "."),
+      },
+      diagnostics,
+    };
+  }
+
+  // Rule 1: a final snapshot that parses wins.
+  if (sources.final) {
+    const finalText = "text" in sources.final ? sources.final.text : undefined;
+    const finalValue = "value" in sources.final ? sources.final.value : parseOrUndefined(finalText ?? "");
+    if (isPlainObject(finalValue)) {
+      if (hasDelta) {
+        const deltaValue = parseOrUndefined(deltaText);
+        if (!jsonEqual(deltaValue, finalValue)) {
+          diagnostics.push({
+            code: "final_differs_from_delta",
+            severity: "warning",
+            message: "The final arguments snapshot differs from the streamed deltas; the snapshot was used.",
+            data: { deltaText },
+          });
+        }
+      }
+      return {
+        arguments: finalValue,
+        rawArguments: finalText ?? JSON.stringify(finalValue),
+        source: "final",
+        repairs: [...prior],
+        error: null,
+        diagnostics,
+      };
+    }
+    if (finalText !== undefined && finalText.trim() === "" && !hasDelta && !sources.start && ctx.emptyMeansNoArguments) {
+      return { arguments: {}, rawArguments: finalText, source: "empty", repairs: [...prior], error: null, diagnostics };
+    }
+    if (finalText !== undefined && finalText.trim() !== "") {
+      const repaired = repairArguments(finalText);
+      if (repaired) {
+        return { arguments: repaired.value, rawArguments: finalText, source: "final", repairs: [...prior, ...repaired.repairs], error: null, diagnostics };
+      }
+    }
+    diagnostics.push({
+      code: "final_unusable",
+      severity: "warning",
+      message: "The final arguments snapshot is not a JSON object; falling back to the other sources.",
+      data: { final: finalText ?? finalValue },
+    });
+  }
+
+  if (hasDelta) {
+    const fromDelta = decideFromDelta(deltaText, sources.start, startText, ctx, diagnostics);
+    if (fromDelta) return { ...fromDelta, repairs: [...prior, ...fromDelta.repairs], diagnostics };
+    // Rule 5: the deltas are unusable, but a start input exists.
+    if (sources.start) {
+      diagnostics.push({
+        code: "delta_unusable_used_start",
+        severity: "warning",
+        message: "The streamed arguments are not valid JSON; the complete input sent when the call opened was used instead.",
+        data: { deltaText },
+      });
+      return { arguments: sources.start, rawArguments: startText, source: "start", repairs: [...prior], error: null, diagnostics };
+    }
+    return { ...invalid(deltaText, ctx.toolName), diagnostics };
+  }
+
+  if (sources.start) {
+    return { arguments: sources.start, rawArguments: startText, source: "start", repairs: [...prior], error: null, diagnostics };
+  }
+  if (ctx.emptyMeansNoArguments) {
+    return { arguments: {}, rawArguments: deltaText, source: "empty", repairs: [...prior], error: null, diagnostics };
+  }
+  return {
+    arguments: null,
+    rawArguments: deltaText,
+    source: null,
+    repairs: [...prior],
+    error: {
+      code: "invalid_json",
+      message: `The call to \`${ctx.toolName}\` arrived without any arguments. Send the call again with its arguments as one JSON object.`,
+    },
+    diagnostics,
+  };
+}
+
+type Decision = Omit<FinalizeResult, "diagnostics">;
+
+function decideFromDelta(
+  text: string,
+  start: Record<string, unknown> | undefined,
+  startText: string,
+  ctx: FinalizeContext,
+  diagnostics: Diagnostic[],
+): Decision | undefined {
+  // Rule 2: the delta stream is one JSON object.
+  const parsed = parseResult(text);
+  if (parsed.ok) {
+    const value = parsed.value;
+    if (isPlainObject(value)) {
+      if (start) {
+        const same = jsonEqual(start, value);
+        diagnostics.push({
+          code: same ? "start_input_repeated" : "start_input_superseded",
+          severity: same ? "info" : "warning",
+          message: same
+            ? "The input sent when the call opened was streamed again as deltas; it was counted once."
+            : "The input sent when the call opened differs from the streamed arguments; the streamed arguments were used.",
+          data: same ? undefined : { start },
+        });
+      }
+      return { arguments: value, rawArguments: text, source: "delta", repairs: [], error: null };
+    }
+    if (typeof value === "string") {
+      const inner = parseOrUndefined(value);
+      if (isPlainObject(inner)) {
+        return { arguments: inner, rawArguments: text, source: "delta", repairs: ["decoded_string"], error: null };
+      }
+    }
+    return {
+      arguments: null,
+      rawArguments: text,
+      source: null,
+      repairs: [],
+      error: {
+        code: "not_object",
+        message:
+          `The arguments for \`${ctx.toolName}\` are valid JSON but not an object (got ${describeJsonType(value)}). ` +
+          `Send them again as one JSON object whose keys are the parameter names, e.g. {"parameter": "value"}.`,
+      },
+    };
+  }
+
+  // Rule 3: shapes that are not one object, classified before any generic repair.
+  const shaped = classifyShape(text, start, startText);
+  if (shaped) return shaped;
+
+  // Rule 4: syntax repair, only because the call is complete (checked by the caller).
+  if (looksCutOff(text)) return undefined;
+  const repaired = repairArguments(text);
+  if (repaired) return { arguments: repaired.value, rawArguments: text, source: "delta", repairs: repaired.repairs, error: null };
+  return undefined;
+}
+
+function classifyShape(text: string, start: Record<string, unknown> | undefined, startText: string): Decision | undefined {
+  const scan = scanJson(text, { multiple: true });
+  const values = scan.values;
+  if (scan.state !== "error" && scan.state !== "partial" && values.length >= 2 && values.every(isPlainObject)) {
+    const objects = values as Record<string, unknown>[];
+    const last = objects[objects.length - 1] as Record<string, unknown>;
+    if (objects.every((value) => jsonEqual(value, objects[0]))) {
+      return { arguments: last, rawArguments: text, source: "delta", repairs: ["collapsed_duplicate"], error: null };
+    }
+    if (objects.every((value, i) => i === 0 || jsonExtends(objects[i - 1], value))) {
+      return { arguments: last, rawArguments: text, source: "delta", repairs: ["cumulative_resend"], error: null };
+    }
+    return undefined;
+  }
+  if (start) {
+    // Kimi-style: the start input holds the beginning of the object and the deltas continue it.
+    const trimmed = text.trimStart();
+    const open = startText.slice(0, -1);
+    const candidates = trimmed.startsWith(",") ? [open + trimmed] : trimmed.startsWith('"') ? [`${open},${trimmed}`] : [];
+    for (const candidate of candidates) {
+      const value = parseOrUndefined(candidate);
+      if (isPlainObject(value) && jsonExtends(start, value)) {
+        return { arguments: value, rawArguments: candidate, source: "merged", repairs: ["start_continuation"], error: null };
+      }
+    }
+  }
+  return undefined;
+}
+
+function invalid(text: string, toolName: string): Decision {
+  const scan = scanJson(text);
+  const keys = isPlainObject(scan.value) ? Object.keys(scan.value) : [];
+  let position: number | undefined;
+  let what: string;
+  if (scan.state === "error" && scan.error) {
+    position = scan.error.position;
+    what = `${scan.error.message} at character ${position} (near ${JSON.stringify(excerpt(text, position))})`;
+  } else if (scan.state === "partial") {
+    position = text.length;
+    what = "the JSON ends before it is complete (an unterminated string or an unclosed object or array)";
+  } else if (scan.values.length > 1 || (scan.state === "complete" && scan.error)) {
+    what = "several JSON values were sent one after another";
+  } else {
+    what = "the text is not a JSON object";
+  }
+  const example = keys.length > 0 ? `{${keys.map((key) => `${JSON.stringify(key)}: ...`).join(", ")}}` : `{"parameter": "value"}`;
+  const error: ToolCallError = {
+    code: "invalid_json",
+    message:
+      `The arguments for \`${toolName}\` are not valid JSON: ${what}. The call was not executed. ` +
+      `Send it again with the arguments as one complete JSON object, e.g. ${example}, with every string quoted and special characters escaped.`,
+  };
+  if (position !== undefined) error.position = position;
+  return { arguments: null, rawArguments: text, source: null, repairs: [], error };
+}
+
+function excerpt(text: string, position: number): string {
+  return text.slice(Math.max(0, position - 20), position + 20);
+}
+
+function describeJsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
+
+function parseResult(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function parseOrUndefined(text: string): unknown {
+  const result = parseResult(text);
+  return result.ok ? result.value : undefined;
+}

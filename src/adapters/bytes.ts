@@ -1,0 +1,67 @@
+import { createFramer, defaultFraming, type FramingName } from "../framing/framer.js";
+import { createDecoder } from "../providers/registry.js";
+import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
+
+export interface ByteDecoderOptions extends DecoderOptions {
+  /** Override the provider's wire framing (e.g. `ndjson` for recorded payload-per-line bodies). */
+  framing?: FramingName;
+  /** Longest SSE line or pending event, in characters (hostile-input bound). */
+  maxLineLength?: number;
+}
+
+/** Framing plus decoding as one synchronous push core over raw response bytes. */
+export interface ByteDecoder {
+  push(chunk: Uint8Array | string): CodecEvent[];
+  /** Ends the stream and returns the trailing events, the last being `finish`. */
+  end(): CodecEvent[];
+  finish(): DecodedTurn;
+}
+
+export function createByteDecoder(provider: ProviderName, options: ByteDecoderOptions = {}): ByteDecoder {
+  const framer = createFramer(options.framing ?? defaultFraming(provider), { maxLineLength: options.maxLineLength });
+  const decoder = createDecoder(provider, options);
+  let reportedFramer = 0;
+
+  const feed = (events: ReturnType<typeof framer.push>): CodecEvent[] => {
+    const out: CodecEvent[] = [];
+    for (const event of events) decoder.pushInto(event, out);
+    return out;
+  };
+
+  const framingDiagnostics = (): CodecEvent[] => {
+    const found = framer.diagnostics ?? [];
+    const fresh = found.slice(reportedFramer);
+    reportedFramer = found.length;
+    return fresh.map((diagnostic) => ({ type: "diagnostic", diagnostic }));
+  };
+
+  let ended = false;
+  const end = (): CodecEvent[] => {
+    if (ended) return [];
+    ended = true;
+    const out = feed(framer.finish());
+    const framing = framingDiagnostics();
+    out.push(...framing);
+    const trailing = decoder.end();
+    const finishEvent = trailing.find((event) => event.type === "finish");
+    if (finishEvent && finishEvent.type === "finish") {
+      // Framing findings belong on the turn too, so a stored turn explains itself.
+      for (const event of framing) if (event.type === "diagnostic") finishEvent.turn.diagnostics.push(event.diagnostic);
+    }
+    out.push(...trailing);
+    return out;
+  };
+
+  return {
+    push(chunk) {
+      const out = feed(framer.push(chunk));
+      if (framer.diagnostics && framer.diagnostics.length > reportedFramer) out.push(...framingDiagnostics());
+      return out;
+    },
+    end,
+    finish() {
+      end();
+      return decoder.finish();
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import type { Diagnostic, RepairCode, ToolCall, TruncationCause } from "../types.js";
+import { isPlainObject } from "../json/equal.js";
+import { finalizeArguments, type ArgumentSources } from "../json/finalize.js";
+import { IncrementalJsonParser } from "../json/incremental.js";
+
+export interface ToolCallInit {
+  index: number;
+  id: string;
+  name: string;
+  kind: "client" | "server";
+  providerIndex?: number;
+  providerFields?: Record<string, unknown>;
+}
+
+export interface CallEndOptions {
+  complete: boolean;
+  truncationCause?: TruncationCause;
+  emptyMeansNoArguments: boolean;
+}
+
+/**
+ * One tool call while it streams: keeps its argument sources apart (start input, delta stream,
+ * final snapshot) until it is finalized, and optionally maintains a live preview whose cost per
+ * delta is proportional to the delta.
+ */
+export class ToolCallAssembler {
+  readonly index: number;
+  id: string;
+  name: string;
+  readonly kind: "client" | "server";
+  readonly providerIndex: number | undefined;
+  providerFields: Record<string, unknown> | undefined;
+
+  private start: Record<string, unknown> | undefined;
+  private deltaText = "";
+  private final: ArgumentSources["final"];
+  private readonly priorRepairs: RepairCode[] = [];
+  private preview: IncrementalJsonParser | null;
+  private previewPrimed = false;
+  private result: ToolCall | null = null;
+  private resultDiagnostics: Diagnostic[] = [];
+
+  constructor(init: ToolCallInit, options: { previews: boolean; maxPreviewDepth?: number }) {
+    this.index = init.index;
+    this.id = init.id;
+    this.name = init.name;
+    this.kind = init.kind;
+    this.providerIndex = init.providerIndex;
+    this.providerFields = init.providerFields;
+    this.preview = options.previews ? new IncrementalJsonParser({ maxDepth: options.maxPreviewDepth }) : null;
+  }
+
+  get finalized(): boolean {
+    return this.result !== null;
+  }
+
+  get argumentText(): string {
+    return this.deltaText;
+  }
+
+  get hasStart(): boolean {
+    return this.start !== undefined;
+  }
+
+  /**
+   * Arguments present when the call opened. `{}`, `null` and absence all mean "none"; a JSON
+   * string holding an object is accepted (some relays send the input serialized).
+   * Returns a diagnostic when the value is unusable.
+   */
+  setStart(input: unknown): Diagnostic | null {
+    if (input === undefined || input === null) return null;
+    let value = input;
+    if (typeof value === "string") {
+      if (value.trim() === "") return null;
+      try {
+        value = JSON.parse(value);
+      } catch {
+        return this.startDiagnostic("start_input_not_json", "The input sent when the call opened is a string that is not JSON; it was ignored.", input);
+      }
+    }
+    if (!isPlainObject(value)) {
+      return this.startDiagnostic("start_input_not_object", "The input sent when the call opened is not an object; it was ignored.", input);
+    }
+    this.start = Object.keys(value).length === 0 ? undefined : value;
+    return null;
+  }
+
+  private startDiagnostic(code: string, message: string, data: unknown): Diagnostic {
+    return { code, message, severity: "warning", callIndex: this.index, providerIndex: this.providerIndex, data };
+  }
+
+  /** Appends a fragment; empty fragments are ignored (returns false). */
+  appendDelta(fragment: string): boolean {
+    if (fragment.length === 0) return false;
+    this.deltaText += fragment;
+    if (this.preview) {
+      if (!this.previewPrimed) {
+        this.previewPrimed = true;
+        this.primePreview(fragment);
+      }
+      this.preview.push(fragment);
+    }
+    return true;
+  }
+
+  /**
+   * Replaces the delta buffer with a resend that already contains everything so far (cumulative
+   * streams). Recorded as a repair on the call.
+   */
+  replaceDeltas(text: string, repair: RepairCode): void {
+    this.deltaText = text;
+    if (!this.priorRepairs.includes(repair)) this.priorRepairs.push(repair);
+    if (this.preview) {
+      this.preview = new IncrementalJsonParser();
+      this.preview.push(text);
+    }
+  }
+
+  /** A start input continued by deltas (Kimi) previews as the merged object, as finalize will decide. */
+  private primePreview(firstFragment: string): void {
+    if (!this.start || !this.preview) return;
+    const head = firstFragment.trimStart()[0];
+    if (head === "," || head === '"') {
+      const open = JSON.stringify(this.start).slice(0, -1);
+      this.preview.push(head === '"' ? `${open},` : open);
+    }
+  }
+
+  /** The live preview value, updated in place (undefined before any delta or without previews). */
+  get previewValue(): unknown {
+    return this.preview?.value;
+  }
+
+  setFinal(value: unknown): void {
+    this.final = typeof value === "string" ? { text: value } : { value };
+  }
+
+  end(options: CallEndOptions): { call: ToolCall; diagnostics: Diagnostic[] } {
+    if (this.result) return { call: this.result, diagnostics: [] };
+    const sources: ArgumentSources = { deltaText: this.deltaText };
+    if (this.start) sources.start = this.start;
+    if (this.final) sources.final = this.final;
+    const decided = finalizeArguments(sources, {
+      toolName: this.name,
+      complete: options.complete,
+      truncationCause: options.truncationCause,
+      emptyMeansNoArguments: options.emptyMeansNoArguments,
+      priorRepairs: this.priorRepairs,
+    });
+    const call: ToolCall = {
+      index: this.index,
+      id: this.id,
+      name: this.name,
+      arguments: decided.arguments,
+      rawArguments: decided.rawArguments,
+      source: decided.source,
+      complete: options.complete,
+      repairs: decided.repairs,
+      error: decided.error,
+      kind: this.kind,
+    };
+    if (this.providerIndex !== undefined) call.providerIndex = this.providerIndex;
+    if (this.providerFields && Object.keys(this.providerFields).length > 0) call.providerFields = this.providerFields;
+    this.result = call;
+    this.resultDiagnostics = decided.diagnostics.map((d) => ({ ...d, callIndex: this.index, providerIndex: this.providerIndex }));
+    this.preview = null;
+    return { call, diagnostics: this.resultDiagnostics };
+  }
+}

@@ -1,0 +1,256 @@
+import type {
+  CodecEvent,
+  ContentBlock,
+  DecodedTurn,
+  DecoderOptions,
+  Diagnostic,
+  FinishReason,
+  ProviderName,
+  ToolCall,
+  TruncationCause,
+  TurnError,
+  TurnStatus,
+  Usage,
+} from "../types.js";
+import { ToolCallAssembler, type ToolCallInit } from "./tool-call.js";
+
+export interface OpenCallInit extends Omit<ToolCallInit, "index"> {
+  start?: unknown;
+}
+
+export interface TurnEnd {
+  status: TurnStatus;
+  /** Why calls still open are truncated. */
+  truncationCause: TruncationCause;
+}
+
+type TextLikeBlock = Extract<ContentBlock, { type: "text" } | { type: "thinking" } | { type: "reasoning" }>;
+
+/**
+ * Provider-independent turn state: text and reasoning blocks, calls in the order they opened,
+ * finish reason, usage, errors and diagnostics. Provider decoders translate wire events into
+ * calls on this builder; it emits the CodecEvents and builds the DecodedTurn.
+ */
+export class TurnBuilder {
+  private out: CodecEvent[] = [];
+  private blocks: ContentBlock[] = [];
+  private calls: ToolCallAssembler[] = [];
+  private serverCalls: ToolCallAssembler[] = [];
+  private finishedCalls = new Map<ToolCallAssembler, ToolCall>();
+  private diagnostics: Diagnostic[] = [];
+  private usage: Usage | null = null;
+  private rawFinishReason: string | null = null;
+  private finishReason: FinishReason | null = null;
+  private error: TurnError | null = null;
+  private messageId: string | null = null;
+  private model: string | null = null;
+  private turn: DecodedTurn | null = null;
+  private readonly previews: boolean;
+
+  constructor(
+    readonly provider: ProviderName,
+    private readonly options: DecoderOptions = {},
+  ) {
+    this.previews = options.previews === true;
+  }
+
+  /** Events produced since the last drain. */
+  drain(): CodecEvent[] {
+    const events = this.out;
+    this.out = [];
+    return events;
+  }
+
+  /**
+   * Runs `fn` with events appended straight to `sink`: the hot path of byte decoding, which
+   * then allocates no intermediate array per wire event.
+   */
+  emitInto(sink: CodecEvent[], fn: () => void): void {
+    const own = this.out;
+    this.out = sink;
+    try {
+      fn();
+    } finally {
+      this.out = own;
+    }
+  }
+
+  get finished(): boolean {
+    return this.turn !== null;
+  }
+
+  startMessage(messageId: string | null, model: string | null): void {
+    this.messageId = messageId ?? this.messageId;
+    this.model = model ?? this.model;
+    this.out.push({ type: "message_start", messageId: this.messageId, model: this.model });
+  }
+
+  diagnostic(diagnostic: Diagnostic): void {
+    this.diagnostics.push(diagnostic);
+    this.out.push({ type: "diagnostic", diagnostic });
+  }
+
+  /** Opens a text-like block and returns it so the decoder can keep appending to it. */
+  openBlock<B extends ContentBlock>(block: B): B {
+    this.blocks.push(block);
+    return block;
+  }
+
+  appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
+    if (text.length === 0) return;
+    block.text += text;
+    this.out.push({ type: "text_delta", index: block.providerIndex ?? this.blocks.indexOf(block), text });
+  }
+
+  appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
+    if (text.length === 0) return;
+    if (block.type === "thinking") block.thinking += text;
+    else block.text += text;
+    this.out.push({ type: "reasoning_delta", index: block.providerIndex ?? this.blocks.indexOf(block), text });
+  }
+
+  openCall(init: OpenCallInit): ToolCallAssembler {
+    const list = init.kind === "server" ? this.serverCalls : this.calls;
+    const call = new ToolCallAssembler(
+      { ...init, index: list.length },
+      { previews: this.previews, maxPreviewDepth: this.options.maxPreviewDepth },
+    );
+    list.push(call);
+    this.blocks.push({
+      type: init.kind === "server" ? "server_tool_call" : "tool_call",
+      callIndex: call.index,
+      ...(init.providerIndex !== undefined ? { providerIndex: init.providerIndex } : {}),
+    });
+    if (init.start !== undefined) {
+      const problem = call.setStart(init.start);
+      if (problem) this.diagnostic(problem);
+    }
+    this.out.push({ type: "tool_call_start", index: call.index, id: call.id, name: call.name, kind: call.kind });
+    return call;
+  }
+
+  appendArguments(call: ToolCallAssembler, fragment: string): void {
+    if (this.finishedCalls.has(call)) {
+      this.diagnostic({
+        code: "delta_after_call_end",
+        severity: "warning",
+        message: `Arguments arrived for call ${call.index} after it was finalized; they were ignored.`,
+        callIndex: call.index,
+        data: { fragment },
+      });
+      return;
+    }
+    if (!call.appendDelta(fragment)) return;
+    const event: CodecEvent = { type: "tool_call_delta", index: call.index, id: call.id, delta: fragment, kind: call.kind };
+    if (this.previews) event.preview = call.previewValue;
+    this.out.push(event);
+  }
+
+  endCall(call: ToolCallAssembler, options: { complete: boolean; truncationCause?: TruncationCause; emptyMeansNoArguments: boolean }): ToolCall {
+    const done = this.finishedCalls.get(call);
+    if (done) return done;
+    const { call: result, diagnostics } = call.end(options);
+    this.finishedCalls.set(call, result);
+    for (const diagnostic of diagnostics) this.diagnostic(diagnostic);
+    this.out.push({ type: "tool_call_end", call: result });
+    return result;
+  }
+
+  isEnded(call: ToolCallAssembler): boolean {
+    return this.finishedCalls.has(call);
+  }
+
+  setFinish(raw: string | null, mapped: FinishReason | null): void {
+    if (raw !== null) this.rawFinishReason = raw;
+    if (mapped !== null) this.finishReason = mapped;
+  }
+
+  get currentFinishReason(): FinishReason | null {
+    return this.finishReason;
+  }
+
+  setUsage(usage: Usage): void {
+    this.usage = usage;
+  }
+
+  get currentUsage(): Usage | null {
+    return this.usage;
+  }
+
+  setError(error: TurnError): void {
+    this.error = error;
+  }
+
+  get hasError(): boolean {
+    return this.error !== null;
+  }
+
+  /** Calls that have not been finalized yet, in the order they opened. */
+  openCalls(): ToolCallAssembler[] {
+    return [...this.calls, ...this.serverCalls].filter((call) => !this.finishedCalls.has(call));
+  }
+
+  get callCount(): number {
+    return this.calls.length + this.serverCalls.length;
+  }
+
+  /**
+   * Drops everything decoded so far (a provider that restarts the message mid-stream) and
+   * returns a summary of what was dropped, so the caller can report it.
+   */
+  reset(): { blocks: ContentBlock[]; calls: ToolCall[]; text: string } {
+    const calls = [...this.calls, ...this.serverCalls].map((call) =>
+      this.endCall(call, { complete: false, truncationCause: "message_restarted", emptyMeansNoArguments: false }),
+    );
+    const dropped = { blocks: this.blocks, calls, text: this.collectText() };
+    this.blocks = [];
+    this.calls = [];
+    this.serverCalls = [];
+    this.finishedCalls = new Map();
+    this.rawFinishReason = null;
+    this.finishReason = null;
+    this.usage = null;
+    return dropped;
+  }
+
+  private collectText(): string {
+    return this.blocks.map((block) => (block.type === "text" ? block.text : "")).join("");
+  }
+
+  private collectReasoning(): string {
+    return this.blocks
+      .map((block) => (block.type === "thinking" ? block.thinking : block.type === "reasoning" ? block.text : ""))
+      .join("");
+  }
+
+  /** Finalizes every open call as truncated and builds the turn. Idempotent. */
+  finish(end: TurnEnd, emptyMeansNoArguments: boolean): { turn: DecodedTurn; events: CodecEvent[] } {
+    if (this.turn) return { turn: this.turn, events: [] };
+    for (const call of this.openCalls()) {
+      this.endCall(call, { complete: false, truncationCause: end.truncationCause, emptyMeansNoArguments });
+    }
+    const resultOf = (call: ToolCallAssembler): ToolCall => this.finishedCalls.get(call) as ToolCall;
+    const turn: DecodedTurn = {
+      sequence: this.options.sequence ?? null,
+      provider: this.provider,
+      status: end.status,
+      finishReason: end.status === "error" ? "error" : this.finishReason,
+      rawFinishReason: this.rawFinishReason,
+      text: this.collectText(),
+      reasoning: this.collectReasoning(),
+      toolCalls: this.calls.map(resultOf),
+      serverToolCalls: this.serverCalls.map(resultOf),
+      blocks: this.blocks,
+      usage: this.usage,
+      messageId: this.messageId,
+      model: this.model,
+      error: this.error,
+      diagnostics: this.diagnostics,
+    };
+    this.turn = turn;
+    this.out.push({ type: "finish", turn });
+    return { turn, events: this.drain() };
+  }
+}
+
+export type { TextLikeBlock };

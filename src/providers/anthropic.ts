@@ -1,0 +1,305 @@
+import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import type { ToolCallAssembler } from "../assemble/tool-call.js";
+import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
+import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { isPlainObject } from "../json/equal.js";
+import { mintCallId } from "../util/hash.js";
+import { eventType, numberField, stringField } from "./fields.js";
+
+/**
+ * Anthropic Messages stream decoder (also Vertex, Bedrock InvokeModel after unwrapping, and
+ * Anthropic-compatible servers such as Kimi). Every block is keyed by its `index`; events in an
+ * unexpected order are tolerated and reported.
+ */
+
+const STOP_REASONS: Record<string, FinishReason> = {
+  tool_use: "tool_calls",
+  end_turn: "stop",
+  stop_sequence: "stop",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  refusal: "content_filter",
+  pause_turn: "other",
+};
+
+/** Block types whose input streams like a client call but is executed by the provider. */
+const SERVER_CALL_TYPES = new Set(["server_tool_use", "mcp_tool_use"]);
+
+type BlockState =
+  | { kind: "text"; block: Extract<ContentBlock, { type: "text" }>; stopped: boolean }
+  | { kind: "thinking"; block: Extract<ContentBlock, { type: "thinking" }>; stopped: boolean }
+  | { kind: "call"; call: ToolCallAssembler; stopped: boolean }
+  | { kind: "opaque"; block: Extract<ContentBlock, { type: "opaque" }>; stopped: boolean };
+
+export function createAnthropicDecoder(options: DecoderOptions = {}): StreamingDecoder {
+  return wrapCodec("anthropic", anthropicCodec, options);
+}
+
+export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
+  const blocks = new Map<number, BlockState>();
+  let started = false;
+  let stopped = false;
+  let stopReason: string | null = null;
+  let usage: Record<string, unknown> = {};
+
+  const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
+    turn.diagnostic({ code, message, severity: "warning", ...(providerIndex !== undefined ? { providerIndex } : {}), ...(data !== undefined ? { data } : {}) });
+  };
+
+  const mergeUsage = (raw: unknown): void => {
+    if (!isPlainObject(raw)) return;
+    // message_delta usage is cumulative: overwrite each field, never add.
+    usage = { ...usage, ...raw };
+    turn.setUsage(normalizeUsage(usage));
+  };
+
+  const ensureStarted = (type: string): void => {
+    if (started || stopped) return;
+    started = true;
+    warn("event_before_message_start", `A ${type} event arrived before message_start; decoding continued.`);
+  };
+
+  const onMessageStart = (data: Record<string, unknown>): void => {
+    const message = isPlainObject(data.message) ? data.message : {};
+    if (started) {
+      const dropped = turn.reset();
+      blocks.clear();
+      usage = {};
+      stopReason = null;
+      stopped = false;
+      turn.diagnostic({
+        code: "message_restarted",
+        severity: "warning",
+        message: "A second message_start arrived mid-stream (a retry spliced into the stream); everything decoded before it was discarded.",
+        data: { droppedText: dropped.text, droppedCalls: dropped.calls, droppedBlocks: dropped.blocks },
+      });
+    }
+    started = true;
+    turn.startMessage(stringField(message, "id"), stringField(message, "model"));
+    mergeUsage(message.usage);
+  };
+
+  const onBlockStart = (data: Record<string, unknown>): void => {
+    ensureStarted("content_block_start");
+    const contentBlock = isPlainObject(data.content_block) ? data.content_block : null;
+    let index = numberField(data, "index");
+    if (index === null) {
+      index = blocks.size === 0 ? 0 : Math.max(...blocks.keys()) + 1;
+      warn("block_index_missing", `content_block_start has no index; it was given index ${index}.`, data);
+    }
+    if (!contentBlock) {
+      warn("block_without_content", "content_block_start has no content_block; it was ignored.", data, index);
+      return;
+    }
+    const existing = blocks.get(index);
+    if (existing && !existing.stopped) {
+      warn("block_restarted", `content_block_start for index ${index} arrived while that block was still open; the open block was closed as truncated.`, undefined, index);
+      if (existing.kind === "call") turn.endCall(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
+    }
+    const type = typeof contentBlock.type === "string" ? contentBlock.type : "unknown";
+    if (type === "text") {
+      const block = turn.openBlock<Extract<ContentBlock, { type: "text" }>>({ type: "text", text: "", providerIndex: index });
+      if (Array.isArray(contentBlock.citations) && contentBlock.citations.length > 0) block.citations = [...contentBlock.citations];
+      blocks.set(index, { kind: "text", block, stopped: false });
+      turn.appendText(block, typeof contentBlock.text === "string" ? contentBlock.text : "");
+    } else if (type === "thinking") {
+      const block = turn.openBlock<Extract<ContentBlock, { type: "thinking" }>>({
+        type: "thinking",
+        thinking: "",
+        signature: typeof contentBlock.signature === "string" && contentBlock.signature !== "" ? contentBlock.signature : null,
+        providerIndex: index,
+      });
+      blocks.set(index, { kind: "thinking", block, stopped: false });
+      turn.appendReasoning(block, typeof contentBlock.thinking === "string" ? contentBlock.thinking : "");
+    } else if (type === "redacted_thinking") {
+      turn.openBlock({ type: "redacted_thinking", data: typeof contentBlock.data === "string" ? contentBlock.data : "", providerIndex: index });
+      blocks.set(index, { kind: "opaque", block: { type: "opaque", blockType: type, value: contentBlock }, stopped: false });
+    } else if (type === "tool_use" || SERVER_CALL_TYPES.has(type)) {
+      const name = stringField(contentBlock, "name") ?? "";
+      let id = stringField(contentBlock, "id");
+      if (!id) {
+        id = mintCallId("toolu_tw_", name, "", index);
+        warn("call_id_minted", `The ${type} block at index ${index} has no id; a deterministic id ${id} was minted.`, undefined, index);
+      }
+      if (!name) warn("call_name_missing", `The ${type} block at index ${index} has no name.`, undefined, index);
+      const providerFields: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(contentBlock)) {
+        if (!["type", "id", "name", "input"].includes(key)) providerFields[key] = value;
+      }
+      if (type !== "tool_use") providerFields.blockType = type;
+      const call = turn.openCall({
+        id,
+        name,
+        kind: type === "tool_use" ? "client" : "server",
+        providerIndex: index,
+        providerFields,
+        start: contentBlock.input,
+      });
+      blocks.set(index, { kind: "call", call, stopped: false });
+    } else {
+      // Result blocks (web_search_tool_result, …) and future block types arrive whole: keep them verbatim.
+      const block = turn.openBlock<Extract<ContentBlock, { type: "opaque" }>>({ type: "opaque", blockType: type, value: contentBlock, providerIndex: index });
+      blocks.set(index, { kind: "opaque", block, stopped: false });
+      if (!type.endsWith("_tool_result")) {
+        turn.diagnostic({ code: "unknown_block_type", severity: "info", message: `Block type '${type}' is not interpreted; it was kept verbatim.`, providerIndex: index });
+      }
+    }
+  };
+
+  const onBlockDelta = (data: Record<string, unknown>): void => {
+    ensureStarted("content_block_delta");
+    const index = numberField(data, "index");
+    const delta = isPlainObject(data.delta) ? data.delta : null;
+    const state = index === null ? undefined : blocks.get(index);
+    if (!delta) {
+      warn("delta_without_body", "content_block_delta has no delta; it was ignored.", data, index ?? undefined);
+      return;
+    }
+    if (!state) {
+      warn("delta_for_unknown_block", `content_block_delta for index ${String(index)} arrived without a content_block_start; it was ignored.`, data, index ?? undefined);
+      return;
+    }
+    if (state.stopped) {
+      warn("delta_after_block_stop", `content_block_delta for index ${String(index)} arrived after its content_block_stop; it was ignored.`, data, index ?? undefined);
+      return;
+    }
+    const deltaType = typeof delta.type === "string" ? delta.type : "unknown";
+    const mismatch = (): void =>
+      warn("delta_type_mismatch", `A ${deltaType} arrived for a ${state.kind} block at index ${String(index)}; it was ignored.`, data, index ?? undefined);
+    switch (deltaType) {
+      case "text_delta":
+        if (state.kind === "text") turn.appendText(state.block, typeof delta.text === "string" ? delta.text : "");
+        else mismatch();
+        return;
+      case "input_json_delta":
+        if (state.kind === "call") turn.appendArguments(state.call, typeof delta.partial_json === "string" ? delta.partial_json : "");
+        else mismatch();
+        return;
+      case "thinking_delta":
+        if (state.kind === "thinking") turn.appendReasoning(state.block, typeof delta.thinking === "string" ? delta.thinking : "");
+        else mismatch();
+        return;
+      case "signature_delta":
+        // The signature is sent once, whole: it replaces, never appends.
+        if (state.kind === "thinking") state.block.signature = typeof delta.signature === "string" ? delta.signature : null;
+        else mismatch();
+        return;
+      case "citations_delta":
+        if (state.kind === "text") (state.block.citations ??= []).push(delta.citation);
+        else mismatch();
+        return;
+      default:
+        turn.diagnostic({
+          code: "unknown_delta_type",
+          severity: "info",
+          message: `Delta type '${deltaType}' is not interpreted; it was kept in this diagnostic.`,
+          providerIndex: index ?? undefined,
+          data: delta,
+        });
+    }
+  };
+
+  const onBlockStop = (data: Record<string, unknown>): void => {
+    ensureStarted("content_block_stop");
+    const index = numberField(data, "index");
+    const state = index === null ? undefined : blocks.get(index);
+    if (!state) {
+      warn("stop_for_unknown_block", `content_block_stop for index ${String(index)} has no open block; it was ignored.`, data, index ?? undefined);
+      return;
+    }
+    if (state.stopped) return;
+    state.stopped = true;
+    if (state.kind === "call") turn.endCall(state.call, { complete: true, emptyMeansNoArguments: true });
+  };
+
+  const onMessageDelta = (data: Record<string, unknown>): void => {
+    ensureStarted("message_delta");
+    const delta = isPlainObject(data.delta) ? data.delta : data;
+    const reason = stringField(delta, "stop_reason") ?? stringField(data, "stop_reason");
+    if (reason !== null) {
+      stopReason = reason;
+      turn.setFinish(reason, STOP_REASONS[reason] ?? "other");
+    }
+    mergeUsage(data.usage);
+  };
+
+  const onError = (data: Record<string, unknown>): void => {
+    const error = isPlainObject(data.error) ? data.error : data;
+    turn.setError({
+      type: stringField(error, "type") ?? "error",
+      message: stringField(error, "message") ?? "The provider reported an error mid-stream.",
+      raw: data,
+    });
+    turn.diagnostic({ code: "stream_error", severity: "error", message: `The provider sent an error event: ${stringField(error, "message") ?? "(no message)"}.`, data });
+  };
+
+  const push = (event: ProviderEvent): void => {
+    const data = event.data;
+    if (!isPlainObject(data)) {
+      turn.diagnostic({ code: "non_json_data", severity: "warning", message: "An event payload is not a JSON object; it was ignored.", data: event });
+      return;
+    }
+    const type = eventType(event);
+    if (stopped && type !== "ping") {
+      warn("event_after_message_stop", `A ${type} event arrived after message_stop; it was ignored.`, data);
+      return;
+    }
+    switch (type) {
+      case "message_start":
+        onMessageStart(data);
+        break;
+      case "content_block_start":
+        onBlockStart(data);
+        break;
+      case "content_block_delta":
+        onBlockDelta(data);
+        break;
+      case "content_block_stop":
+        onBlockStop(data);
+        break;
+      case "message_delta":
+        onMessageDelta(data);
+        break;
+      case "message_stop":
+        ensureStarted("message_stop");
+        stopped = true;
+        break;
+      case "ping":
+        break;
+      case "error":
+        onError(data);
+        break;
+      default:
+        turn.diagnostic({ code: "unknown_event", severity: "info", message: `Event type '${type}' is not interpreted; it was kept in this diagnostic.`, data: event });
+    }
+  };
+
+  const end = (): TurnEnd => {
+    const status: TurnStatus = turn.hasError ? "error" : stopped ? "complete" : "incomplete";
+    if (status === "incomplete") {
+      turn.diagnostic({
+        code: started ? "stream_ended_without_message_stop" : "empty_stream",
+        severity: "warning",
+        message: started ? "The stream ended without message_stop; the turn is incomplete." : "The stream ended before any message event.",
+      });
+    }
+    const truncationCause: TruncationCause = turn.hasError ? "stream_error" : stopReason === "max_tokens" ? "max_tokens" : "stream_ended";
+    return { status, truncationCause };
+  };
+
+  return { push, end, emptyMeansNoArguments: true };
+}
+
+export function normalizeUsage(raw: Record<string, unknown>): Usage {
+  const usage: Usage = { raw: { ...raw } };
+  const input = numberField(raw, "input_tokens");
+  const output = numberField(raw, "output_tokens");
+  const cacheRead = numberField(raw, "cache_read_input_tokens");
+  const cacheCreation = numberField(raw, "cache_creation_input_tokens");
+  if (input !== null) usage.inputTokens = input;
+  if (output !== null) usage.outputTokens = output;
+  if (cacheRead !== null) usage.cacheReadInputTokens = cacheRead;
+  if (cacheCreation !== null) usage.cacheCreationInputTokens = cacheCreation;
+  if (input !== null && output !== null) usage.totalTokens = input + output;
+  return usage;
+}

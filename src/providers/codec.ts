@@ -1,0 +1,85 @@
+import { TurnBuilder, type TurnEnd } from "../assemble/turn.js";
+import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, ProviderEvent, ProviderName } from "../types.js";
+
+/**
+ * What a provider contributes: how to read one wire event into the turn builder, and what the end
+ * of the stream means. Everything else (event draining, finishing once, ignoring late events,
+ * never throwing out of push) is shared by `wrapCodec`.
+ */
+export interface ProviderCodec {
+  push(event: ProviderEvent): void;
+  /** The stream is over: the turn's status and why calls still open are truncated. */
+  end(): TurnEnd;
+  /** Whether a call that received no argument text at all means "no arguments" in this protocol. */
+  readonly emptyMeansNoArguments: boolean;
+}
+
+export type CodecFactory = (turn: TurnBuilder, options: DecoderOptions) => ProviderCodec;
+
+/** A decoder that can also hand over the events produced while finishing. */
+export interface StreamingDecoder extends Decoder {
+  /** Like `push`, appending the events to `sink` instead of returning a new array. */
+  pushInto(event: ProviderEvent, sink: CodecEvent[]): void;
+  /** Finishes the stream and returns the trailing events (truncated calls, diagnostics, `finish`). */
+  end(): CodecEvent[];
+}
+
+export function wrapCodec(provider: ProviderName, factory: CodecFactory, options: DecoderOptions = {}): StreamingDecoder {
+  const turn = new TurnBuilder(provider, options);
+  const codec = factory(turn, options);
+  let result: DecodedTurn | null = null;
+
+  const end = (): CodecEvent[] => {
+    if (result) return [];
+    let outcome: TurnEnd;
+    try {
+      outcome = codec.end();
+    } catch (error) {
+      turn.diagnostic(internalError(error, "end"));
+      outcome = { status: "incomplete", truncationCause: "stream_ended" };
+    }
+    const finished = turn.finish(outcome, codec.emptyMeansNoArguments);
+    result = finished.turn;
+    return finished.events;
+  };
+
+  const pushInto = (event: ProviderEvent, sink: CodecEvent[]): void => {
+    if (result) {
+      // The turn is already handed out: report on it, but do not change its content.
+      result.diagnostics.push({ code: "event_after_finish", severity: "warning", message: "An event arrived after the decoder finished; it was ignored.", data: event });
+      return;
+    }
+    turn.emitInto(sink, () => {
+      try {
+        codec.push(event);
+      } catch (error) {
+        // A decoder bug must not take the stream down: report it and keep going.
+        turn.diagnostic(internalError(error, "push", event));
+      }
+    });
+  };
+
+  return {
+    provider,
+    pushInto,
+    push(event) {
+      const sink: CodecEvent[] = [];
+      pushInto(event, sink);
+      return sink;
+    },
+    end,
+    finish() {
+      end();
+      return result as DecodedTurn;
+    },
+  };
+}
+
+function internalError(error: unknown, where: string, event?: ProviderEvent) {
+  return {
+    code: "internal_error",
+    severity: "error" as const,
+    message: `toolwire failed while handling ${where === "push" ? "an event" : "the end of the stream"}: ${error instanceof Error ? error.message : String(error)}. Please report this with the recorded stream.`,
+    data: event,
+  };
+}

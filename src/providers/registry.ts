@@ -1,0 +1,26 @@
+import type { DecoderOptions, ProviderName } from "../types.js";
+import { anthropicCodec } from "./anthropic.js";
+import { wrapCodec, type CodecFactory, type StreamingDecoder } from "./codec.js";
+
+/** One codec per provider; providers not yet implemented are absent and rejected by name. */
+const CODECS: Partial<Record<ProviderName, CodecFactory>> = {
+  anthropic: anthropicCodec,
+};
+
+export class UnsupportedProviderError extends Error {
+  constructor(readonly provider: string) {
+    super(`No decoder for provider '${provider}'. Supported: ${supportedProviders().join(", ")}.`);
+    this.name = "UnsupportedProviderError";
+  }
+}
+
+export function supportedProviders(): ProviderName[] {
+  return Object.keys(CODECS) as ProviderName[];
+}
+
+/** The synchronous push core for one provider: `push(event) → CodecEvent[]`, `finish() → DecodedTurn`. */
+export function createDecoder(provider: ProviderName, options: DecoderOptions = {}): StreamingDecoder {
+  const factory = CODECS[provider];
+  if (!factory) throw new UnsupportedProviderError(provider);
+  return wrapCodec(provider, factory, options);
+}

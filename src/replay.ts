@@ -1,0 +1,65 @@
+import { createDecoder } from "./providers/registry.js";
+import { detectProvider } from "./providers/detect.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "./types.js";
+
+/** A recorded stream, as read from the NDJSON record format. */
+export interface ReplayInput {
+  sequence: string | null;
+  provider: ProviderName | null;
+  events: ProviderEvent[];
+}
+
+/** Decodes a recorded stream through the same push core a live stream uses. */
+export function replayEvents(input: ReplayInput, options: DecoderOptions & { provider?: ProviderName } = {}): DecodedTurn {
+  const provider = options.provider ?? input.provider ?? detectProvider(input.events);
+  const decoder = createDecoder(provider, { ...options, sequence: input.sequence });
+  for (const event of input.events) decoder.push(event);
+  return decoder.finish();
+}
+
+/** The call as the `replay --json` contract of DESIGN.md states it. */
+export interface ReplayJsonCall {
+  index: number;
+  id: string;
+  name: string;
+  arguments: Record<string, unknown> | null;
+  rawArguments: string;
+  source: ToolCall["source"];
+  complete: boolean;
+  repairs: string[];
+  error: ToolCall["error"];
+}
+
+export interface ReplayJsonLine {
+  sequence: string | null;
+  provider: ProviderName;
+  status: DecodedTurn["status"];
+  finishReason: DecodedTurn["finishReason"];
+  text: string;
+  toolCalls: ReplayJsonCall[];
+  usage: DecodedTurn["usage"];
+  diagnostics: Array<{ code: string; message: string }>;
+}
+
+export function toReplayJson(turn: DecodedTurn): ReplayJsonLine {
+  return {
+    sequence: turn.sequence,
+    provider: turn.provider,
+    status: turn.status,
+    finishReason: turn.finishReason,
+    text: turn.text,
+    toolCalls: turn.toolCalls.map((call) => ({
+      index: call.index,
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      rawArguments: call.rawArguments,
+      source: call.source,
+      complete: call.complete,
+      repairs: call.repairs,
+      error: call.error,
+    })),
+    usage: turn.usage,
+    diagnostics: turn.diagnostics.map((diagnostic) => ({ code: diagnostic.code, message: diagnostic.message })),
+  };
+}

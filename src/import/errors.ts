@@ -1,0 +1,35 @@
+import type { RecordedStream } from "../framing/records.js";
+import type { ProviderName } from "../types.js";
+
+export type ImportErrorCode =
+  /** The bytes are none of the container formats the importer knows. */
+  | "unrecognized_format"
+  /** The container was recognized but is broken (bad YAML, bad trace lengths, corrupt frames…). */
+  | "malformed"
+  /** A compressed body: the core has no zlib, so it cannot be read here. */
+  | "compressed";
+
+export class ImportError extends Error {
+  constructor(
+    message: string,
+    readonly code: ImportErrorCode,
+    /** The file name the error is about, as given to importFile. */
+    readonly file: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = "ImportError";
+  }
+}
+
+export interface ImportOptions {
+  /** Stamped on every stream; otherwise the provider is inferred where the container says (request URL, framing) or left null. */
+  provider?: ProviderName;
+}
+
+export interface ImportResult {
+  /** Container format name: sse, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1. */
+  format: string;
+  streams: RecordedStream[];
+  /** What the conversion dropped or inferred, for the file's `#` header. */
+  notes: string[];
+}

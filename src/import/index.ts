@@ -1,0 +1,184 @@
+import { base64ToBytes } from "../framing/aws-eventstream.js";
+import { isWrappedRecord, parseRecords, RecordFormatError, type RecordedStream } from "../framing/records.js";
+import { isProviderName, type ProviderName } from "../types.js";
+import { cassetteToStreams, detectCassette, parseYaml } from "./cassette.js";
+import { ImportError, type ImportOptions, type ImportResult } from "./errors.js";
+import { base64EventStreamToEvents, eventStreamBodyToEvents, looksLikeEventStream } from "./eventstream.js";
+import { httprrToStreams, isHttprr } from "./httprr.js";
+import { jsonLinesToEvents } from "./json-lines.js";
+import { sseBodyToEvents } from "./sse.js";
+import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
+import { splitConcatenatedMessages } from "./split-messages.js";
+
+export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
+export { providerFromUrl } from "./http.js";
+export { dechunk } from "./httprr.js";
+
+/**
+ * Converts a recorded provider stream in any container format found in the upstream corpus
+ * into RecordedStreams. Pure: bytes in, data out; no I/O and no Node APIs.
+ */
+
+export type ImportFormat =
+  | "sse"
+  | "json-lines"
+  | "records"
+  | "eventstream"
+  | "eventstream-base64"
+  | "go-vcr-v2"
+  | "vcr.py"
+  | "httprr-v1";
+
+export const IMPORT_FORMATS_HELP =
+  "raw SSE text, JSON per line (*.chunks.txt), toolwire/kilroy NDJSON records, binary or base64 AWS event stream, go-vcr v2 or VCR.py YAML cassettes, httprr v1 traces";
+
+const BASE64_TEXT = /^[A-Za-z0-9+/\s]+={0,2}\s*$/;
+
+function firstContentLine(text: string): string {
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    const trimmed = line.trim();
+    if (trimmed !== "" && !trimmed.startsWith("#")) return trimmed;
+  }
+  return "";
+}
+
+/** What detection can tell before parsing: a YAML cassette is go-vcr or VCR.py only once parsed. */
+export type DetectedFormat = Exclude<ImportFormat, "go-vcr-v2" | "vcr.py"> | "yaml-cassette";
+
+/** Decides the container from the name's suffix where it is unambiguous, else from the bytes. */
+export function detectFormat(name: string, bytes: Uint8Array): DetectedFormat | null {
+  const lower = name.toLowerCase();
+  if (isHttprr(bytes)) return "httprr-v1";
+  if (lower.endsWith(".eventstream.base64.txt") || lower.endsWith(".eventstream.b64")) return "eventstream-base64";
+  if (looksLikeEventStream(bytes)) return "eventstream";
+  const text = utf8OrNull(bytes);
+  if (text === null) return null;
+  if (lower.endsWith(".yaml") || lower.endsWith(".yml")) return "yaml-cassette";
+  if (lower.endsWith(".sse")) return "sse";
+  if (lower.endsWith(".chunks.txt")) return "json-lines";
+  const first = firstContentLine(text);
+  if (/^(event|data|id|retry)?:/.test(first)) return "sse";
+  if (first.startsWith("{") || first.startsWith("[")) return jsonLinesKind(text);
+  if (/^(---|%YAML|version:|interactions:)/.test(first)) return "yaml-cassette";
+  if (first !== "" && BASE64_TEXT.test(text) && looksLikeEventStream(base64OrEmpty(text))) return "eventstream-base64";
+  return null;
+}
+
+function base64OrEmpty(text: string): Uint8Array {
+  try {
+    return base64ToBytes(text);
+  } catch {
+    return new Uint8Array(0);
+  }
+}
+
+function jsonLinesKind(text: string): "records" | "json-lines" {
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed === "" || trimmed.startsWith("#")) continue;
+    try {
+      if (isWrappedRecord(JSON.parse(trimmed))) return "records";
+    } catch {
+      // Let parseRecords report the line with its number.
+    }
+  }
+  return "json-lines";
+}
+
+function textOf(bytes: Uint8Array, name: string, expected: string): string {
+  const text = utf8OrNull(bytes);
+  if (text === null) throw new ImportError(`expected ${expected} as UTF-8 text, but the bytes are not valid UTF-8`, "malformed", name);
+  return text;
+}
+
+function recordsOf(text: string, name: string): RecordedStream[] {
+  try {
+    return parseRecords(text);
+  } catch (error) {
+    if (error instanceof RecordFormatError) throw new ImportError(error.message, "malformed", name);
+    throw error;
+  }
+}
+
+export function importFile(name: string, bytes: Uint8Array, options: ImportOptions = {}): ImportResult {
+  if (options.provider !== undefined && !isProviderName(options.provider)) {
+    throw new TypeError(`unknown provider ${JSON.stringify(options.provider)}`);
+  }
+  if (startsWithBytes(bytes, GZIP_MAGIC)) {
+    throw new ImportError("the file is gzip-compressed; toolwire's core has no decompressor. Decompress it first (gunzip).", "compressed", name);
+  }
+  const detected = detectFormat(name, bytes);
+  if (detected === null) {
+    throw new ImportError(`unrecognized format: expected one of ${IMPORT_FORMATS_HELP}`, "unrecognized_format", name);
+  }
+
+  const notes: string[] = [];
+  let format: ImportFormat;
+  let streams: RecordedStream[];
+  switch (detected) {
+    case "sse":
+      format = detected;
+      streams = [{ sequence: null, provider: null, events: sseBodyToEvents(textOf(bytes, name, "SSE"), "", notes) }];
+      break;
+    case "json-lines":
+      format = detected;
+      streams = [
+        {
+          sequence: null,
+          provider: null,
+          events: jsonLinesToEvents(textOf(bytes, name, "JSON lines"), name, notes, { lenient: name.toLowerCase().endsWith(".chunks.txt") }),
+        },
+      ];
+      break;
+    case "records": {
+      format = detected;
+      const text = textOf(bytes, name, "NDJSON records");
+      streams = recordsOf(text, name);
+      // Comments in hand-written record files say what each sequence is meant to show; keep them.
+      for (const line of text.split("\n")) {
+        const comment = line.trim();
+        if (comment.startsWith("#") && comment.replace(/^#+/, "").trim() !== "") notes.push(`source comment: ${comment.replace(/^#+\s*/, "")}`);
+      }
+      break;
+    }
+    case "eventstream": {
+      format = detected;
+      const decoded = eventStreamBodyToEvents(bytes, name, "", notes);
+      streams = [{ sequence: null, provider: decoded.provider, events: decoded.events }];
+      break;
+    }
+    case "eventstream-base64": {
+      format = detected;
+      const decoded = base64EventStreamToEvents(textOf(bytes, name, "base64"), name, notes);
+      streams = [{ sequence: null, provider: decoded.provider, events: decoded.events }];
+      break;
+    }
+    case "httprr-v1":
+      format = detected;
+      streams = httprrToStreams(bytes, name, notes);
+      break;
+    case "yaml-cassette": {
+      const doc = parseYaml(textOf(bytes, name, "YAML"), name, notes);
+      const cassette = detectCassette(doc);
+      if (cassette === null) {
+        throw new ImportError("YAML file is not an HTTP cassette: expected go-vcr v2 or VCR.py 'interactions'", "unrecognized_format", name);
+      }
+      format = cassette;
+      streams = cassetteToStreams(doc, cassette, name, notes);
+      break;
+    }
+  }
+
+  streams = splitConcatenatedMessages(streams, notes);
+
+  if (options.provider !== undefined) {
+    const provider: ProviderName = options.provider;
+    const disagreeing = streams.filter((stream) => stream.provider !== null && stream.provider !== provider);
+    if (disagreeing.length > 0) {
+      const seen = [...new Set(disagreeing.map((stream) => stream.provider))].join(", ");
+      notes.push(`provider ${provider} given explicitly; the container suggested ${seen}`);
+    }
+    streams = streams.map((stream) => ({ ...stream, provider }));
+  }
+  return { format, streams, notes };
+}

@@ -229,7 +229,8 @@ function classifyShape(text: string, start: Record<string, unknown> | undefined,
     for (const candidate of candidates) {
       const value = parseOrUndefined(candidate);
       if (isPlainObject(value) && jsonExtends(start, value)) {
-        return { arguments: value, rawArguments: candidate, source: "merged", repairs: ["start_continuation"], error: null };
+        // The merged text is synthesized, so its canonical serialization is the honest raw form.
+        return { arguments: value, rawArguments: JSON.stringify(value), source: "merged", repairs: ["start_continuation"], error: null };
       }
     }
   }

@@ -40,6 +40,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   let started = false;
   let stopped = false;
   let stopReason: string | null = null;
+  let afterStop: { count: number; firstType: string } | null = null;
   let usage: Record<string, unknown> = {};
 
   const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
@@ -77,6 +78,21 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     started = true;
     turn.startMessage(stringField(message, "id"), stringField(message, "model"));
     mergeUsage(message.usage);
+    // A message can arrive with its content already whole (e.g. the resumed turns of programmatic
+    // tool calling): each block is then complete as given.
+    if (Array.isArray(message.content)) {
+      message.content.forEach((block, index) => {
+        if (!isPlainObject(block)) return;
+        openBlock(index, block);
+        const state = blocks.get(index);
+        if (state) closeBlock(state);
+      });
+    }
+    const initialStop = stringField(message, "stop_reason");
+    if (initialStop !== null) {
+      stopReason = initialStop;
+      turn.setFinish(initialStop, STOP_REASONS[initialStop] ?? "other");
+    }
   };
 
   const onBlockStart = (data: Record<string, unknown>): void => {
@@ -91,6 +107,10 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       warn("block_without_content", "content_block_start has no content_block; it was ignored.", data, index);
       return;
     }
+    openBlock(index, contentBlock);
+  };
+
+  const openBlock = (index: number, contentBlock: Record<string, unknown>): void => {
     const existing = blocks.get(index);
     if (existing && !existing.stopped) {
       warn("block_restarted", `content_block_start for index ${index} arrived while that block was still open; the open block was closed as truncated.`, undefined, index);
@@ -207,6 +227,10 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       warn("stop_for_unknown_block", `content_block_stop for index ${String(index)} has no open block; it was ignored.`, data, index ?? undefined);
       return;
     }
+    closeBlock(state);
+  };
+
+  const closeBlock = (state: BlockState): void => {
     if (state.stopped) return;
     state.stopped = true;
     if (state.kind === "call") turn.endCall(state.call, { complete: true, emptyMeansNoArguments: true });
@@ -241,7 +265,13 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     }
     const type = eventType(event);
     if (stopped && type !== "ping") {
-      warn("event_after_message_stop", `A ${type} event arrived after message_stop; it was ignored.`, data);
+      // Reported once, with a count: a concatenation of several responses would otherwise flood the turn.
+      if (afterStop) {
+        afterStop.count++;
+      } else {
+        afterStop = { count: 1, firstType: type };
+        warn("event_after_message_stop", `Events arrived after message_stop (the first: ${type}); they were ignored.`, afterStop);
+      }
       return;
     }
     switch (type) {

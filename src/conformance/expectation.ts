@@ -1,0 +1,54 @@
+import type { DecodedTurn, ProviderName } from "../types.js";
+
+/**
+ * What a recorded file is expected to decode to, stored beside it as `<name>.expected.json`.
+ * A projection of the DecodedTurn: the facts the recording's provider determined (ids, names,
+ * arguments, how the turn ended) plus toolwire's decisions (source, repairs, errors), and none of
+ * the incidental detail (text lengths, diagnostics wording) that would make every fixture brittle.
+ */
+export interface ExpectedCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown> | null;
+  source: string | null;
+  complete: boolean;
+  repairs: string[];
+  error: { code: string; cause?: string } | null;
+}
+
+export interface ExpectedStream {
+  sequence: string | null;
+  status: DecodedTurn["status"];
+  finishReason: DecodedTurn["finishReason"];
+  toolCalls: ExpectedCall[];
+  serverToolCalls: Array<{ id: string; name: string }>;
+}
+
+export interface Expectation {
+  provider: ProviderName;
+  /** Free text: where the expected values were checked (follow-up request, hand reading, …). */
+  verifiedBy?: string;
+  streams: ExpectedStream[];
+}
+
+export function expectedStreamOf(turn: DecodedTurn): ExpectedStream {
+  return {
+    sequence: turn.sequence,
+    status: turn.status,
+    finishReason: turn.finishReason,
+    toolCalls: turn.toolCalls.map((call) => ({
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      source: call.source,
+      complete: call.complete,
+      repairs: [...call.repairs],
+      error: call.error ? { code: call.error.code, ...(call.error.cause ? { cause: call.error.cause } : {}) } : null,
+    })),
+    serverToolCalls: turn.serverToolCalls.map((call) => ({ id: call.id, name: call.name })),
+  };
+}
+
+export function expectationPath(recordPath: string): string {
+  return recordPath.replace(/\.ndjson$/, ".expected.json");
+}

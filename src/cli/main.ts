@@ -1,21 +1,15 @@
-#!/usr/bin/env node
 import { CliError, EXIT, type CliContext, type CommandModule } from "./context.js";
 
-/** Commands load lazily so that `toolwire replay` does not pay for the schema validator. */
-const COMMANDS: Record<string, () => Promise<CommandModule>> = {
-  replay: () => import("./commands/replay.js"),
-  import: () => import("./commands/import.js"),
-  conformance: () => import("./commands/conformance.js"),
-  history: () => import("./commands/history.js"),
-  schema: () => import("./commands/schema.js"),
-  serve: () => import("./commands/serve.js"),
-};
+/**
+ * Commands load lazily (one module each under ./commands) so that `toolwire replay` does not pay
+ * for the schema validator; a command whose module is absent from this build is not listed.
+ */
+const COMMANDS = ["replay", "import", "conformance", "history", "schema", "serve"] as const;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
-  const load = COMMANDS[name];
-  if (!load) return null;
+  if (!(COMMANDS as readonly string[]).includes(name)) return null;
   try {
-    return await load();
+    return (await import(/* @vite-ignore */ `./commands/${name}.js`)) as CommandModule;
   } catch (error) {
     if (isModuleNotFound(error)) return null;
     throw error;
@@ -28,7 +22,7 @@ function isModuleNotFound(error: unknown): boolean {
 
 async function help(ctx: CliContext): Promise<void> {
   const lines = ["toolwire: decode LLM provider streams into tool calls you can trust", "", "Commands:"];
-  for (const name of Object.keys(COMMANDS)) {
+  for (const name of COMMANDS) {
     const command = await loadCommand(name);
     if (command) lines.push(`  ${name.padEnd(12)} ${command.summary}`);
   }
@@ -60,33 +54,4 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     }
     throw error;
   }
-}
-
-async function isEntryPoint(): Promise<boolean> {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  const [{ realpathSync }, { pathToFileURL }] = await Promise.all([import("node:fs"), import("node:url")]);
-  // npm's bin shims are symlinks: compare real paths.
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (await isEntryPoint()) {
-  const ctx: CliContext = {
-    out: (text) => void process.stdout.write(text),
-    err: (text) => void process.stderr.write(text),
-    cwd: process.cwd(),
-  };
-  main(process.argv.slice(2), ctx).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`toolwire: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = 70;
-    },
-  );
 }

@@ -1,3 +1,5 @@
+import type { DecoderLimits } from "./limits.js";
+
 /**
  * The data model shared by every decoder, the assembler, the CLI and the adapters.
  * Everything here is plain JSON-serializable data so that a DecodedTurn can be stored,
@@ -38,10 +40,17 @@ export type RepairCode =
   | "trailing_comma"
   | "jsonrepair";
 
-export type ToolCallErrorCode = "invalid_json" | "truncated" | "not_object";
+export type ToolCallErrorCode =
+  | "invalid_json"
+  | "truncated"
+  | "not_object"
+  /** The arguments exceeded `limits.maxArgumentChars`; the rest was not kept. */
+  | "too_large"
+  /** The arguments nest deeper than `limits.maxDepth`. */
+  | "too_deep";
 
 /** Why a call never reached its end marker. */
-export type TruncationCause = "max_tokens" | "stream_ended" | "stream_error" | "aborted" | "message_restarted";
+export type TruncationCause = "max_tokens" | "stream_ended" | "stream_error" | "aborted" | "message_restarted" | "limit_exceeded";
 
 export interface ToolCallError {
   code: ToolCallErrorCode;
@@ -170,6 +179,8 @@ export interface DecoderOptions {
   sequence?: string | null;
   /** Maximum nesting depth the preview parser follows (deeper content is still kept as text). */
   maxPreviewDepth?: number;
+  /** Hostile-input bounds; see `DEFAULT_LIMITS` for the defaults. */
+  limits?: DecoderLimits;
 }
 
 /** The synchronous push core: no I/O, no timers, deterministic. */

@@ -1,12 +1,11 @@
 import { createFramer, defaultFraming, type FramingName } from "../framing/framer.js";
+import { resolveLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 
 export interface ByteDecoderOptions extends DecoderOptions {
   /** Override the provider's wire framing (e.g. `ndjson` for recorded payload-per-line bodies). */
   framing?: FramingName;
-  /** Longest SSE line or pending event, in characters (hostile-input bound). */
-  maxLineLength?: number;
 }
 
 /** Framing plus decoding as one synchronous push core over raw response bytes. */
@@ -18,7 +17,7 @@ export interface ByteDecoder {
 }
 
 export function createByteDecoder(provider: ProviderName, options: ByteDecoderOptions = {}): ByteDecoder {
-  const framer = createFramer(options.framing ?? defaultFraming(provider), { maxLineLength: options.maxLineLength });
+  const framer = createFramer(options.framing ?? defaultFraming(provider), { maxLineLength: resolveLimits(options.limits).maxLineChars });
   const decoder = createDecoder(provider, options);
   let reportedFramer = 0;
 
@@ -46,7 +45,7 @@ export function createByteDecoder(provider: ProviderName, options: ByteDecoderOp
     const finishEvent = trailing.find((event) => event.type === "finish");
     if (finishEvent && finishEvent.type === "finish") {
       // Framing findings belong on the turn too, so a stored turn explains itself.
-      for (const event of framing) if (event.type === "diagnostic") finishEvent.turn.diagnostics.push(event.diagnostic);
+      finishEvent.turn.diagnostics.push(...(framer.diagnostics ?? []));
     }
     out.push(...trailing);
     return out;

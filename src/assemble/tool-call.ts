@@ -12,6 +12,8 @@ export interface ToolCallInit {
   providerFields?: Record<string, unknown>;
 }
 
+export type AppendOutcome = "appended" | "ignored" | "overflow";
+
 export interface CallEndOptions {
   complete: boolean;
   truncationCause?: TruncationCause;
@@ -38,9 +40,14 @@ export class ToolCallAssembler {
   private preview: IncrementalJsonParser | null;
   private previewPrimed = false;
   private result: ToolCall | null = null;
+  private overflowed = false;
+  private readonly maxArgumentChars: number;
+  private readonly maxDepth: number | undefined;
   private resultDiagnostics: Diagnostic[] = [];
 
-  constructor(init: ToolCallInit, options: { previews: boolean; maxPreviewDepth?: number }) {
+  constructor(init: ToolCallInit, options: { previews: boolean; maxPreviewDepth?: number; maxArgumentChars?: number; maxDepth?: number }) {
+    this.maxArgumentChars = options.maxArgumentChars ?? Number.POSITIVE_INFINITY;
+    this.maxDepth = options.maxDepth;
     this.index = init.index;
     this.id = init.id;
     this.name = init.name;
@@ -89,9 +96,18 @@ export class ToolCallAssembler {
     return { code, message, severity: "warning", callIndex: this.index, providerIndex: this.providerIndex, data };
   }
 
-  /** Appends a fragment; empty fragments are ignored (returns false). */
-  appendDelta(fragment: string): boolean {
-    if (fragment.length === 0) return false;
+  /**
+   * Appends a fragment. Empty fragments are ignored; past the size limit nothing more is kept
+   * ("overflow" is returned once, then "ignored").
+   */
+  appendDelta(fragment: string): AppendOutcome {
+    if (fragment.length === 0) return "ignored";
+    if (this.overflowed) return "ignored";
+    if (this.deltaText.length + fragment.length > this.maxArgumentChars) {
+      this.overflowed = true;
+      this.preview = null;
+      return "overflow";
+    }
     this.deltaText += fragment;
     if (this.preview) {
       if (!this.previewPrimed) {
@@ -100,7 +116,7 @@ export class ToolCallAssembler {
       }
       this.preview.push(fragment);
     }
-    return true;
+    return "appended";
   }
 
   /**
@@ -132,11 +148,20 @@ export class ToolCallAssembler {
   }
 
   setFinal(value: unknown): void {
+    if (typeof value === "string" && value.length > this.maxArgumentChars) {
+      this.overflowed = true;
+      return;
+    }
     this.final = typeof value === "string" ? { text: value } : { value };
+  }
+
+  get overflow(): boolean {
+    return this.overflowed;
   }
 
   end(options: CallEndOptions): { call: ToolCall; diagnostics: Diagnostic[] } {
     if (this.result) return { call: this.result, diagnostics: [] };
+    if (this.overflowed) return this.settle(this.tooLarge(options.complete), []);
     const sources: ArgumentSources = { deltaText: this.deltaText };
     if (this.start) sources.start = this.start;
     if (this.final) sources.final = this.final;
@@ -146,23 +171,48 @@ export class ToolCallAssembler {
       truncationCause: options.truncationCause,
       emptyMeansNoArguments: options.emptyMeansNoArguments,
       priorRepairs: this.priorRepairs,
+      maxDepth: this.maxDepth,
     });
-    const call: ToolCall = {
+    return this.settle(
+      {
+        index: this.index,
+        id: this.id,
+        name: this.name,
+        arguments: decided.arguments,
+        rawArguments: decided.rawArguments,
+        source: decided.source,
+        complete: options.complete,
+        repairs: decided.repairs,
+        error: decided.error,
+        kind: this.kind,
+      },
+      decided.diagnostics,
+    );
+  }
+
+  private tooLarge(complete: boolean): ToolCall {
+    return {
       index: this.index,
       id: this.id,
       name: this.name,
-      arguments: decided.arguments,
-      rawArguments: decided.rawArguments,
-      source: decided.source,
-      complete: options.complete,
-      repairs: decided.repairs,
-      error: decided.error,
+      arguments: null,
+      rawArguments: this.deltaText,
+      source: null,
+      complete,
+      repairs: [],
+      error: {
+        code: "too_large",
+        message: `The arguments for \`${this.name}\` exceeded ${this.maxArgumentChars} characters; only the beginning was kept and the call was not executed. Send smaller arguments (split the work across several calls).`,
+      },
       kind: this.kind,
     };
+  }
+
+  private settle(call: ToolCall, diagnostics: Diagnostic[]): { call: ToolCall; diagnostics: Diagnostic[] } {
     if (this.providerIndex !== undefined) call.providerIndex = this.providerIndex;
     if (this.providerFields && Object.keys(this.providerFields).length > 0) call.providerFields = this.providerFields;
     this.result = call;
-    this.resultDiagnostics = decided.diagnostics.map((d) => ({ ...d, callIndex: this.index, providerIndex: this.providerIndex }));
+    this.resultDiagnostics = diagnostics.map((d) => ({ ...d, callIndex: this.index, providerIndex: this.providerIndex }));
     this.preview = null;
     return { call, diagnostics: this.resultDiagnostics };
   }

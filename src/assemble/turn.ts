@@ -12,6 +12,7 @@ import type {
   TurnStatus,
   Usage,
 } from "../types.js";
+import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { ToolCallAssembler, type ToolCallInit } from "./tool-call.js";
 
 export interface OpenCallInit extends Omit<ToolCallInit, "index"> {
@@ -46,12 +47,40 @@ export class TurnBuilder {
   private model: string | null = null;
   private turn: DecodedTurn | null = null;
   private readonly previews: boolean;
+  private readonly limits: Required<DecoderLimits>;
+  /** Characters of text, reasoning and arguments held, against limits.maxTurnChars. */
+  private heldChars = 0;
+  private overLimit = false;
+  private droppedCalls = 0;
+  private droppedCallsDiagnostic: Diagnostic | null = null;
+  private readonly detached = new WeakSet<ToolCallAssembler>();
 
   constructor(
     readonly provider: ProviderName,
     private readonly options: DecoderOptions = {},
   ) {
     this.previews = options.previews === true;
+    this.limits = resolveLimits(options.limits);
+  }
+
+  /** Counts held characters; past the turn limit, nothing more is kept and the turn ends incomplete. */
+  private admit(chars: number): boolean {
+    if (this.overLimit) return false;
+    if (this.heldChars + chars > this.limits.maxTurnChars) {
+      this.overLimit = true;
+      this.diagnostic({
+        code: "turn_too_large",
+        severity: "error",
+        message: `The turn exceeded ${this.limits.maxTurnChars} characters of text and arguments; the rest of the stream was not kept and the turn is incomplete.`,
+      });
+      return false;
+    }
+    this.heldChars += chars;
+    return true;
+  }
+
+  get limitExceeded(): boolean {
+    return this.overLimit;
   }
 
   /** Events produced since the last drain. */
@@ -97,13 +126,13 @@ export class TurnBuilder {
   }
 
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
-    if (text.length === 0) return;
+    if (text.length === 0 || !this.admit(text.length)) return;
     block.text += text;
     this.out.push({ type: "text_delta", index: block.providerIndex ?? this.blocks.indexOf(block), text });
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
-    if (text.length === 0) return;
+    if (text.length === 0 || !this.admit(text.length)) return;
     if (block.type === "thinking") block.thinking += text;
     else block.text += text;
     this.out.push({ type: "reasoning_delta", index: block.providerIndex ?? this.blocks.indexOf(block), text });
@@ -113,8 +142,30 @@ export class TurnBuilder {
     const list = init.kind === "server" ? this.serverCalls : this.calls;
     const call = new ToolCallAssembler(
       { ...init, index: list.length },
-      { previews: this.previews, maxPreviewDepth: this.options.maxPreviewDepth },
+      {
+        previews: this.previews,
+        maxPreviewDepth: this.options.maxPreviewDepth ?? this.limits.maxDepth,
+        maxArgumentChars: this.limits.maxArgumentChars,
+        maxDepth: this.limits.maxDepth,
+      },
     );
+    if (this.callCount >= this.limits.maxCallsPerTurn || this.overLimit) {
+      // Over the limit the call is decoded into nothing: its events are dropped, and counted.
+      this.detached.add(call);
+      this.droppedCalls++;
+      if (this.droppedCallsDiagnostic) {
+        (this.droppedCallsDiagnostic.data as { dropped: number }).dropped = this.droppedCalls;
+      } else {
+        this.droppedCallsDiagnostic = {
+          code: "too_many_calls",
+          severity: "error",
+          message: `The turn opened more than ${this.limits.maxCallsPerTurn} tool calls; later calls were dropped.`,
+          data: { dropped: this.droppedCalls },
+        };
+        this.diagnostic(this.droppedCallsDiagnostic);
+      }
+      return call;
+    }
     list.push(call);
     this.blocks.push({
       type: init.kind === "server" ? "server_tool_call" : "tool_call",
@@ -130,6 +181,7 @@ export class TurnBuilder {
   }
 
   appendArguments(call: ToolCallAssembler, fragment: string): void {
+    if (this.detached.has(call)) return;
     if (this.finishedCalls.has(call)) {
       this.diagnostic({
         code: "delta_after_call_end",
@@ -140,13 +192,24 @@ export class TurnBuilder {
       });
       return;
     }
-    if (!call.appendDelta(fragment)) return;
+    if (!this.admit(fragment.length)) return;
+    const outcome = call.appendDelta(fragment);
+    if (outcome === "overflow") {
+      this.diagnostic({
+        code: "arguments_too_large",
+        severity: "error",
+        message: `The arguments of call ${call.index} (${call.name}) exceeded ${this.limits.maxArgumentChars} characters; the rest was not kept.`,
+        callIndex: call.index,
+      });
+    }
+    if (outcome !== "appended") return;
     const event: CodecEvent = { type: "tool_call_delta", index: call.index, id: call.id, delta: fragment, kind: call.kind };
     if (this.previews) event.preview = call.previewValue;
     this.out.push(event);
   }
 
   endCall(call: ToolCallAssembler, options: { complete: boolean; truncationCause?: TruncationCause; emptyMeansNoArguments: boolean }): ToolCall {
+    if (this.detached.has(call)) return call.end(options).call;
     const done = this.finishedCalls.get(call);
     if (done) return done;
     const { call: result, diagnostics } = call.end(options);
@@ -226,6 +289,7 @@ export class TurnBuilder {
   /** Finalizes every open call as truncated and builds the turn. Idempotent. */
   finish(end: TurnEnd, emptyMeansNoArguments: boolean): { turn: DecodedTurn; events: CodecEvent[] } {
     if (this.turn) return { turn: this.turn, events: [] };
+    if (this.overLimit && end.status !== "error") end = { status: "incomplete", truncationCause: "limit_exceeded" };
     for (const call of this.openCalls()) {
       this.endCall(call, { complete: false, truncationCause: end.truncationCause, emptyMeansNoArguments });
     }

@@ -27,6 +27,8 @@ export interface FinalizeContext {
   emptyMeansNoArguments: boolean;
   /** Repairs already applied while the deltas were received (e.g. a cumulative resend recognized on arrival). */
   priorRepairs?: RepairCode[];
+  /** Deepest nesting accepted (limits.maxDepth); deeper arguments fail with `too_deep`. */
+  maxDepth?: number;
 }
 
 export interface FinalizeResult {
@@ -44,9 +46,45 @@ const TRUNCATION_TEXT: Record<TruncationCause, string> = {
   stream_error: "the provider reported an error mid-stream while the call was being written",
   aborted: "the stream was aborted while the call was being written",
   message_restarted: "the provider restarted the message while the call was being written",
+  limit_exceeded: "the turn exceeded toolwire's size limit while the call was being written",
 };
 
+/** Deepest nesting of a JSON value, without recursion. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    const level = depth + 1;
+    if (level > deepest) deepest = level;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, level]);
+    }
+  }
+  return deepest;
+}
+
 export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
+  const result = decide(sources, ctx);
+  if (result.arguments && ctx.maxDepth !== undefined) {
+    const depth = nestingDepth(result.arguments);
+    if (depth > ctx.maxDepth) {
+      return {
+        ...result,
+        arguments: null,
+        source: null,
+        error: {
+          code: "too_deep",
+          message: `The arguments for \`${ctx.toolName}\` nest ${depth} levels deep, more than the ${ctx.maxDepth} accepted. The call was not executed; send flatter arguments.`,
+        },
+      };
+    }
+  }
+  return result;
+}
+
+function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
   const diagnostics: Diagnostic[] = [];
   const prior = ctx.priorRepairs ?? [];
   const deltaText = sources.deltaText;

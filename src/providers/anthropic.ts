@@ -144,7 +144,8 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       if (!name) warn("call_name_missing", `The ${type} block at index ${index} has no name.`, undefined, index);
       const providerFields: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(contentBlock)) {
-        if (!["type", "id", "name", "input"].includes(key)) providerFields[key] = value;
+        // defineProperty: a "__proto__" key from the wire must stay plain data.
+        if (!["type", "id", "name", "input"].includes(key)) Object.defineProperty(providerFields, key, { value, enumerable: true, writable: true, configurable: true });
       }
       if (type !== "tool_use") providerFields.blockType = type;
       const call = turn.openCall({

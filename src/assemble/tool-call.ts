@@ -34,7 +34,10 @@ export class ToolCallAssembler {
   providerFields: Record<string, unknown> | undefined;
 
   private start: Record<string, unknown> | undefined;
-  private deltaText = "";
+  /** Delta text as joined chunks plus pending small fragments (see `get deltaText`). */
+  private deltaHead = "";
+  private readonly deltaParts: string[] = [];
+  private deltaLength = 0;
   private final: ArgumentSources["final"];
   private readonly priorRepairs: RepairCode[] = [];
   private preview: IncrementalJsonParser | null;
@@ -63,6 +66,25 @@ export class ToolCallAssembler {
 
   get argumentText(): string {
     return this.deltaText;
+  }
+
+  /**
+   * The concatenated fragments. Small fragments are joined into flat chunks of a few KB before
+   * they join the rope, so a long call streamed in tiny deltas keeps a few hundred objects alive
+   * rather than one per delta (garbage-collection cost, not correctness, is the reason).
+   */
+  private get deltaText(): string {
+    if (this.deltaParts.length > 0) {
+      this.deltaHead += this.deltaParts.join("");
+      this.deltaParts.length = 0;
+    }
+    return this.deltaHead;
+  }
+
+  private set deltaText(text: string) {
+    this.deltaHead = text;
+    this.deltaParts.length = 0;
+    this.deltaLength = text.length;
   }
 
   get hasStart(): boolean {
@@ -103,12 +125,17 @@ export class ToolCallAssembler {
   appendDelta(fragment: string): AppendOutcome {
     if (fragment.length === 0) return "ignored";
     if (this.overflowed) return "ignored";
-    if (this.deltaText.length + fragment.length > this.maxArgumentChars) {
+    if (this.deltaLength + fragment.length > this.maxArgumentChars) {
       this.overflowed = true;
       this.preview = null;
       return "overflow";
     }
-    this.deltaText += fragment;
+    this.deltaParts.push(fragment);
+    this.deltaLength += fragment.length;
+    if (this.deltaParts.length >= 256) {
+      this.deltaHead += this.deltaParts.join("");
+      this.deltaParts.length = 0;
+    }
     if (this.preview) {
       if (!this.previewPrimed) {
         this.previewPrimed = true;

@@ -119,6 +119,9 @@ function escapeValue(c: number): string | undefined {
   }
 }
 
+/** Characters gathered from small pieces before they are joined into one flat chunk. */
+const STRING_CHUNK = 128;
+
 function setMember(frame: Frame, value: unknown): void {
   const container = frame.container;
   if (container === null) return;
@@ -154,8 +157,15 @@ export class IncrementalJsonParser {
   private readonly ends: number[] = [];
   private exceeded = false;
 
-  /** Decoded text of the string being read, excluding `hold`. */
-  private str = "";
+  /**
+   * Decoded text of the string being read, excluding `hold`: `strHead` plus the pieces in
+   * `strParts`. Small pieces are joined into one flat chunk before they join the rope, so a long
+   * string streamed in tiny fragments leaves a few large chunks for the garbage collector to keep
+   * alive instead of one rope node per fragment (which made scavenges dominate the cost).
+   */
+  private strHead = "";
+  private readonly strParts: string[] = [];
+  private strPartsLength = 0;
   /**
    * A high surrogate kept out of the preview until its partner arrives, so a pair split across
    * pushes never shows as a lone surrogate. Flushed into `str` before anything else is appended.
@@ -299,25 +309,24 @@ export class IncrementalJsonParser {
             const last = fragment.charCodeAt(n - 1);
             if (last >= 0xd800 && last <= 0xdbff) end = n - 1;
             if (this.hold !== "") {
-              this.str += this.hold;
+              this.appendStr(this.hold);
               this.hold = "";
             }
             // The common case, a fragment wholly inside a string, appends the fragment itself:
             // no slice to allocate, only the rope node.
-            if (end > start) this.str += start === 0 && end === n ? fragment : fragment.slice(start, end);
+            if (end > start) this.appendStr(start === 0 && end === n ? fragment : fragment.slice(start, end));
             if (end < n) this.hold = fragment.charAt(end);
             break scan;
           }
           // A held high surrogate stays held across a backslash: the escape may be its partner.
           if (this.hold !== "" && (i > start || c === 0x22)) {
-            this.str += this.hold;
+            this.appendStr(this.hold);
             this.hold = "";
           }
-          if (i > start) this.str += fragment.slice(start, i);
+          if (i > start) this.appendStr(fragment.slice(start, i));
           if (c === 0x22) {
             i++;
-            const text = this.str;
-            this.str = "";
+            const text = this.takeStr();
             if (this.isKey) {
               (this.frames[this.open - 1] as Frame).key = text;
               st = ST_COLON;
@@ -351,10 +360,10 @@ export class IncrementalJsonParser {
             break scan;
           }
           if (this.hold !== "") {
-            this.str += this.hold;
+            this.appendStr(this.hold);
             this.hold = "";
           }
-          this.str += decoded;
+          this.appendStr(decoded);
           i++;
           st = ST_STRING;
           break;
@@ -380,12 +389,12 @@ export class IncrementalJsonParser {
             break scan;
           }
           if (this.hold !== "") {
-            this.str += this.hold;
+            this.appendStr(this.hold);
             this.hold = "";
           }
           const ch = String.fromCharCode(code);
           if (code >= 0xd800 && code <= 0xdbff) this.hold = ch;
-          else this.str += ch;
+          else this.appendStr(ch);
           st = ST_STRING;
           break;
         }
@@ -521,7 +530,7 @@ export class IncrementalJsonParser {
           if (c === 0x22) {
             i++;
             this.isKey = true;
-            this.str = "";
+            this.clearStr();
             st = ST_STRING;
           } else if (c === 0x7d && st === ST_OBJ_FIRST) {
             i++;
@@ -568,7 +577,7 @@ export class IncrementalJsonParser {
           if (c === 0x22) {
             this.beginValue();
             this.isKey = false;
-            this.str = "";
+            this.clearStr();
             i++;
             st = ST_STRING;
           } else if (c === 0x7b || c === 0x5b) {
@@ -612,8 +621,9 @@ export class IncrementalJsonParser {
       this.numText += fragment.slice(numFrom, n);
     } else if ((st === ST_STRING || st === ST_ESCAPE || st === ST_UNICODE) && !this.isKey) {
       // One write per push: the unfinished string is visible as far as it has been decoded.
-      if (this.open === 0) this.current = this.str;
-      else setMember(this.frames[this.open - 1] as Frame, this.str);
+      const text = this.peekStr();
+      if (this.open === 0) this.current = text;
+      else setMember(this.frames[this.open - 1] as Frame, text);
     }
   }
 
@@ -632,10 +642,37 @@ export class IncrementalJsonParser {
     }
   }
 
+  private appendStr(piece: string): void {
+    this.strParts.push(piece);
+    this.strPartsLength += piece.length;
+    if (this.strPartsLength >= STRING_CHUNK) {
+      this.strHead += this.strParts.join("");
+      this.strParts.length = 0;
+      this.strPartsLength = 0;
+    }
+  }
+
+  /** The string so far, without consuming it (bounded work: at most one chunk of pieces is joined). */
+  private peekStr(): string {
+    return this.strParts.length === 0 ? this.strHead : this.strHead + this.strParts.join("");
+  }
+
+  private takeStr(): string {
+    const text = this.peekStr();
+    this.clearStr();
+    return text;
+  }
+
+  private clearStr(): void {
+    this.strHead = "";
+    this.strParts.length = 0;
+    this.strPartsLength = 0;
+  }
+
   private fail(message: string, position: number): number {
     this.err = { message, position };
     this.st = ST_ERROR;
-    this.str = "";
+    this.clearStr();
     this.hold = "";
     this.numText = "";
     return ST_ERROR;

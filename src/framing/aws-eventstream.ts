@@ -274,12 +274,19 @@ export function createEventStreamFramer(): EventStreamFramer {
 
   const drain = (): EventStreamMessage[] => {
     const out: EventStreamMessage[] = [];
-    while (end - start >= PRELUDE_LENGTH) {
-      const totalLength = readPrelude(buffer, start, consumed);
-      if (end - start < totalLength) break;
-      out.push(decodeFrame(buffer.subarray(start, start + totalLength), consumed));
-      start += totalLength;
-      consumed += totalLength;
+    try {
+      while (end - start >= PRELUDE_LENGTH) {
+        const totalLength = readPrelude(buffer, start, consumed);
+        if (end - start < totalLength) break;
+        out.push(decodeFrame(buffer.subarray(start, start + totalLength), consumed));
+        start += totalLength;
+        consumed += totalLength;
+      }
+    } catch (error) {
+      // Frames before the corrupt one were valid and are consumed: hand them out now and
+      // raise the error on the next call, so a chunk holding both loses nothing that arrived.
+      if (out.length === 0 || !(error instanceof EventStreamError)) throw error;
+      failure = error;
     }
     return out;
   };

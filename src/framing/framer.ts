@@ -1,8 +1,12 @@
 import type { Diagnostic, ProviderEvent, ProviderName } from "../types.js";
+import { createEventStreamFramer, EventStreamError, toProviderEvent, unwrapInvokeModelChunk, type EventStreamMessage } from "./aws-eventstream.js";
+import { createJsonArrayFramer } from "./json-array.js";
 import { createNdjsonFramer } from "./ndjson.js";
 import { createSseFramer } from "./sse.js";
 
-export type FramingName = "sse" | "ndjson";
+export type FramingName = "sse" | "ndjson" | "json-array" | "aws-eventstream";
+
+export const FRAMINGS: readonly FramingName[] = ["sse", "ndjson", "json-array", "aws-eventstream"];
 
 /** Bytes in, provider events out: the layer below every decoder. */
 export interface Framer {
@@ -11,9 +15,19 @@ export interface Framer {
   readonly diagnostics?: Diagnostic[];
 }
 
-/** The framing each provider uses on the wire. */
+/**
+ * The framing each provider uses on the wire. Gemini's other form (no `alt=sse`, one JSON array)
+ * is `json-array`, chosen explicitly.
+ */
 export function defaultFraming(provider: ProviderName): FramingName {
-  return provider === "ollama" ? "ndjson" : "sse";
+  switch (provider) {
+    case "ollama":
+      return "ndjson";
+    case "bedrock":
+      return "aws-eventstream";
+    default:
+      return "sse";
+  }
 }
 
 export interface FramerOptions {
@@ -25,6 +39,82 @@ export function createFramer(framing: FramingName, options: FramerOptions = {}):
     case "sse":
       return createSseFramer(options.maxLineLength !== undefined ? { maxBufferSize: options.maxLineLength } : {});
     case "ndjson":
-      return createNdjsonFramer();
+      return createNdjsonFramer(options.maxLineLength !== undefined ? { maxLineLength: options.maxLineLength } : {});
+    case "json-array":
+      return createJsonArrayFramer(options.maxLineLength !== undefined ? { maxElementLength: options.maxLineLength } : {});
+    case "aws-eventstream":
+      return createAwsEventStreamFramer();
   }
+}
+
+/**
+ * The binary `application/vnd.amazon.eventstream` body (Bedrock ConverseStream, and
+ * InvokeModelWithResponseStream whose `chunk` frames are unwrapped into the model's native
+ * events) as provider events.
+ *
+ * A frame that fails its CRC or cannot be read ends the stream: the events before it are kept, a
+ * diagnostic names the failure and its byte offset, and an `error` event reaches the decoder so
+ * that the turn's status is `error` (corrupt bytes are never decoded as data). A body cut in the
+ * middle of a frame is different: nothing arrived corrupted, the stream just ended, so it is a
+ * warning and the turn ends incomplete.
+ */
+export function createAwsEventStreamFramer(): Framer {
+  const frames = createEventStreamFramer();
+  const diagnostics: Diagnostic[] = [];
+  let failed = false;
+
+  const failure = (error: EventStreamError): ProviderEvent[] => {
+    failed = true;
+    const cut = error.code === "truncated";
+    diagnostics.push({
+      code: `eventstream_${error.code}`,
+      severity: cut ? "warning" : "error",
+      message: `${error.message}.${cut ? "" : " Nothing after this offset was read; the events before it were kept."}`,
+      data: { code: error.code, offset: error.offset },
+    });
+    if (cut) return [];
+    // `message` as well, so that decoders reading an Anthropic-style error body show the text.
+    return [{ event: "error", data: { errorCode: `eventstream_${error.code}`, errorMessage: error.message, message: error.message, offset: error.offset } }];
+  };
+
+  const convert = (messages: EventStreamMessage[]): ProviderEvent[] => {
+    const out: ProviderEvent[] = [];
+    for (const message of messages) {
+      const event = toProviderEvent(message);
+      try {
+        out.push(unwrapInvokeModelChunk(event) ?? event);
+      } catch (error) {
+        if (!(error instanceof EventStreamError)) throw error;
+        out.push(...failure(error));
+        break;
+      }
+    }
+    return out;
+  };
+
+  const guarded = (fn: () => EventStreamMessage[]): ProviderEvent[] => {
+    if (failed) return [];
+    let messages: EventStreamMessage[];
+    try {
+      messages = fn();
+    } catch (error) {
+      if (error instanceof EventStreamError) return failure(error);
+      throw error;
+    }
+    return convert(messages);
+  };
+
+  return {
+    diagnostics,
+    push(chunk) {
+      if (typeof chunk === "string") {
+        throw new TypeError("The aws-eventstream framing reads binary bytes: pass Uint8Array chunks, not text (decoding the body as text corrupts it).");
+      }
+      return guarded(() => frames.push(chunk));
+    },
+    finish() {
+      // A failure stashed while frames before it were handed out surfaces here.
+      return guarded(() => frames.finish());
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { ProviderEvent } from "../types.js";
+import type { Diagnostic, ProviderEvent } from "../types.js";
 
 /**
  * Newline-delimited JSON framing (Ollama's /api/chat): one payload per line, bytes split
@@ -7,37 +7,76 @@ import type { ProviderEvent } from "../types.js";
 export interface NdjsonFramer {
   push(chunk: Uint8Array | string): ProviderEvent[];
   finish(): ProviderEvent[];
+  /** Framing-level findings: a line longer than `maxLineLength`. */
+  readonly diagnostics: Diagnostic[];
 }
 
-export function createNdjsonFramer(): NdjsonFramer {
-  const decoder = new TextDecoder("utf-8");
-  let partial = "";
+export interface NdjsonFramerOptions {
+  /**
+   * Longest line, in characters, before the framer stops reading (what it must buffer while a
+   * line is incomplete). Checked on complete and partial lines alike, so that the outcome does not
+   * depend on how the bytes were chunked.
+   */
+  maxLineLength?: number;
+}
 
+export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFramer {
+  const decoder = new TextDecoder("utf-8");
+  const maxLineLength = options.maxLineLength ?? Number.POSITIVE_INFINITY;
+  const diagnostics: Diagnostic[] = [];
+  let partial = "";
+  let failed = false;
+
+  // The length seen depends on chunking, so the message does not quote it.
+  const fail = (_length: number): void => {
+    failed = true;
+    partial = "";
+    diagnostics.push({
+      code: "ndjson_line_too_long",
+      severity: "error",
+      message: `An NDJSON line exceeded ${maxLineLength} characters; the rest of the stream was not read.`,
+    });
+  };
+
+  /** Complete lines of `text` become events; the unterminated rest is kept. */
   const lines = (text: string): ProviderEvent[] => {
     const events: ProviderEvent[] = [];
     let start = 0;
     let newline = text.indexOf("\n");
     while (newline >= 0) {
+      if (newline - start > maxLineLength) {
+        fail(newline - start);
+        return events;
+      }
       pushLine(text.slice(start, newline), events);
       start = newline + 1;
       newline = text.indexOf("\n", start);
     }
     partial = text.slice(start);
+    if (partial.length > maxLineLength) fail(partial.length);
     return events;
   };
 
   return {
+    diagnostics,
     push(chunk) {
+      if (failed) return [];
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
       if (text.indexOf("\n") < 0) {
         partial += text;
+        if (partial.length > maxLineLength) fail(partial.length);
         return [];
       }
       return lines(partial + text);
     },
     finish() {
+      if (failed) return [];
       const rest = partial + decoder.decode();
       partial = "";
+      if (rest.length > maxLineLength) {
+        fail(rest.length);
+        return [];
+      }
       const events: ProviderEvent[] = [];
       pushLine(rest, events);
       return events;

@@ -65,6 +65,24 @@ export function nestingDepth(value: unknown): number {
   return deepest;
 }
 
+/**
+ * True when `value` nests deeper than `max`. Stops at the first branch that does, so that a
+ * hostile value costs no more than the path that proves it.
+ */
+export function exceedsDepth(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    const level = depth + 1;
+    if (level > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, level]);
+    }
+  }
+  return false;
+}
+
 export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
   const result = decide(sources, ctx);
   if (result.arguments && ctx.maxDepth !== undefined) {
@@ -171,6 +189,12 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
   if (sources.start) {
     return { arguments: sources.start, rawArguments: startText, source: "start", repairs: [...prior], error: null, diagnostics };
   }
+  const finalText = sources.final ? ("text" in sources.final ? sources.final.text : (JSON.stringify(sources.final.value) ?? "")) : "";
+  if (finalText.trim() !== "") {
+    // A snapshot arrived but is unusable and nothing else did: that is not "no arguments".
+    const decided = sources.final && "value" in sources.final ? notObject(sources.final.value, finalText, ctx.toolName) : invalid(finalText, ctx.toolName);
+    return { ...decided, repairs: [...prior], diagnostics };
+  }
   if (ctx.emptyMeansNoArguments) {
     return { arguments: {}, rawArguments: deltaText, source: "empty", repairs: [...prior], error: null, diagnostics };
   }
@@ -220,18 +244,7 @@ function decideFromDelta(
         return { arguments: inner, rawArguments: text, source: "delta", repairs: ["decoded_string"], error: null };
       }
     }
-    return {
-      arguments: null,
-      rawArguments: text,
-      source: null,
-      repairs: [],
-      error: {
-        code: "not_object",
-        message:
-          `The arguments for \`${ctx.toolName}\` are valid JSON but not an object (got ${describeJsonType(value)}). ` +
-          `Send them again as one JSON object whose keys are the parameter names, e.g. {"parameter": "value"}.`,
-      },
-    };
+    return notObject(value, text, ctx.toolName);
   }
 
   // Rule 3: shapes that are not one object, classified before any generic repair.
@@ -273,6 +286,21 @@ function classifyShape(text: string, start: Record<string, unknown> | undefined,
     }
   }
   return undefined;
+}
+
+function notObject(value: unknown, text: string, toolName: string): Decision {
+  return {
+    arguments: null,
+    rawArguments: text,
+    source: null,
+    repairs: [],
+    error: {
+      code: "not_object",
+      message:
+        `The arguments for \`${toolName}\` are valid JSON but not an object (got ${describeJsonType(value)}). ` +
+        `Send them again as one JSON object whose keys are the parameter names, e.g. {"parameter": "value"}.`,
+    },
+  };
 }
 
 function invalid(text: string, toolName: string): Decision {

@@ -20,6 +20,8 @@ function vote(event: ProviderEvent): ProviderName | null {
   if (name && ANTHROPIC_TYPES.has(name)) return "anthropic";
   if (name && name.startsWith("response.")) return "openai-responses";
   if (name && BEDROCK_KEYS.has(name) && name !== "metadata") return "bedrock";
+  // Exception frames of the AWS event stream, as the framing (and the importer) records them.
+  if (name === "exception" && isPlainObject(data) && typeof data.exceptionType === "string") return "bedrock";
   if (!isPlainObject(data)) return null;
   const type = typeof data.type === "string" ? data.type : null;
   if (type && ANTHROPIC_TYPES.has(type)) return "anthropic";
@@ -28,6 +30,8 @@ function vote(event: ProviderEvent): ProviderName | null {
   if (Array.isArray(data.candidates) || isPlainObject(data.usageMetadata)) return "gemini";
   const keys = Object.keys(data);
   if (keys.some((key) => BEDROCK_KEYS.has(key) && key !== "metadata") && keys.length <= 2) return "bedrock";
+  // The AWS SDK's form of an exception event: one key naming it, e.g. {"throttlingException": {message}}.
+  if (keys.length === 1 && /^[a-z][A-Za-z]*Exception$/.test(keys[0] as string) && isPlainObject(data[keys[0] as string])) return "bedrock";
   if ("done" in data && ("message" in data || "done_reason" in data) && "model" in data) return "ollama";
   return null;
 }

@@ -1,0 +1,230 @@
+import type { DecodedTurn, ProviderName } from "../types.js";
+import { jsonEqual } from "../json/equal.js";
+import { expectedStreamOf, type Expectation } from "./expectation.js";
+
+/**
+ * The conformance report: every recorded file decoded, set against the expectation stored beside
+ * it. Pure (no I/O): the CLI reads the files and hands over the decoded turns.
+ */
+
+export type Verdict = "match" | "differs" | "no expectation" | "error";
+
+export interface ConformanceInput {
+  /** Display name of the recorded file (relative path). */
+  file: string;
+  provider: ProviderName | null;
+  /** The file's streams, decoded, in file order. Empty when decoding failed (see `error`). */
+  turns: DecodedTurn[];
+  /** The expectation stored beside the file, or null when there is none. */
+  expectation: Expectation | null;
+  /** Why the file (or its expectation) could not be read or decoded. */
+  error?: string;
+}
+
+export interface ConformanceRow {
+  provider: string;
+  file: string;
+  streams: number;
+  calls: number;
+  serverCalls: number;
+  /** Calls whose arguments needed a named repair. */
+  repaired: number;
+  truncated: number;
+  invalid: number;
+  /** How many calls took their arguments from each source (`null` for calls without arguments). */
+  sources: Record<string, number>;
+  repairs: Record<string, number>;
+  /** How many streams ended with each status. */
+  status: Record<string, number>;
+  verdict: Verdict;
+  /** What differs from the expectation (paths and values), or why the row is an error. */
+  differences: string[];
+}
+
+export interface ConformanceSummary {
+  files: number;
+  streams: number;
+  calls: number;
+  serverCalls: number;
+  repaired: number;
+  truncated: number;
+  invalid: number;
+  match: number;
+  differs: number;
+  noExpectation: number;
+  errors: number;
+  providers: Record<string, number>;
+}
+
+const MAX_DIFFERENCES = 20;
+
+function count(into: Record<string, number>, key: string): void {
+  into[key] = (into[key] ?? 0) + 1;
+}
+
+function show(value: unknown): string {
+  const text = value === undefined ? "(absent)" : JSON.stringify(value);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+/** Paths where `actual` differs from `expected`, e.g. `streams[0].toolCalls[1].arguments.city: expected "Paris", got "Pari"`. */
+export function jsonDifferences(expected: unknown, actual: unknown, path = "", out: string[] = []): string[] {
+  if (out.length >= MAX_DIFFERENCES || jsonEqual(expected, actual)) return out;
+  const bothArrays = Array.isArray(expected) && Array.isArray(actual);
+  const bothObjects = isObject(expected) && isObject(actual);
+  if (bothArrays) {
+    const a = expected as unknown[];
+    const b = actual as unknown[];
+    if (a.length !== b.length) out.push(`${path || "(root)"}: expected ${a.length} item(s), got ${b.length}`);
+    for (let i = 0; i < Math.min(a.length, b.length); i++) jsonDifferences(a[i], b[i], `${path}[${i}]`, out);
+    return out;
+  }
+  if (bothObjects) {
+    const a = expected as Record<string, unknown>;
+    const b = actual as Record<string, unknown>;
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      jsonDifferences(a[key], b[key], path ? `${path}.${key}` : key, out);
+    }
+    return out;
+  }
+  out.push(`${path || "(root)"}: expected ${show(expected)}, got ${show(actual)}`);
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Compares decoded turns with an expectation; returns the differences (empty when they agree). */
+export function compareWithExpectation(turns: DecodedTurn[], expectation: Expectation): string[] {
+  const differences: string[] = [];
+  for (const turn of turns) {
+    if (turn.provider !== expectation.provider) differences.push(`provider: expected ${show(expectation.provider)}, got ${show(turn.provider)}`);
+  }
+  return jsonDifferences({ streams: expectation.streams }, { streams: turns.map(expectedStreamOf) }, "", differences);
+}
+
+export function conformanceRow(input: ConformanceInput): ConformanceRow {
+  const row: ConformanceRow = {
+    provider: input.provider ?? input.turns[0]?.provider ?? input.expectation?.provider ?? "?",
+    file: input.file,
+    streams: input.turns.length,
+    calls: 0,
+    serverCalls: 0,
+    repaired: 0,
+    truncated: 0,
+    invalid: 0,
+    sources: {},
+    repairs: {},
+    status: {},
+    verdict: "no expectation",
+    differences: [],
+  };
+  for (const turn of input.turns) {
+    count(row.status, turn.status);
+    row.serverCalls += turn.serverToolCalls.length;
+    for (const call of turn.toolCalls) {
+      row.calls++;
+      count(row.sources, call.source ?? "none");
+      for (const repair of call.repairs) count(row.repairs, repair);
+      if (call.repairs.length > 0) row.repaired++;
+      if (call.error?.code === "truncated") row.truncated++;
+      else if (call.error) row.invalid++;
+    }
+  }
+  if (input.error !== undefined) {
+    row.verdict = "error";
+    row.differences = [input.error];
+  } else if (input.expectation) {
+    row.differences = compareWithExpectation(input.turns, input.expectation);
+    row.verdict = row.differences.length === 0 ? "match" : "differs";
+  }
+  return row;
+}
+
+export function summarize(rows: readonly ConformanceRow[]): ConformanceSummary {
+  const summary: ConformanceSummary = {
+    files: rows.length,
+    streams: 0,
+    calls: 0,
+    serverCalls: 0,
+    repaired: 0,
+    truncated: 0,
+    invalid: 0,
+    match: 0,
+    differs: 0,
+    noExpectation: 0,
+    errors: 0,
+    providers: {},
+  };
+  for (const row of rows) {
+    summary.streams += row.streams;
+    summary.calls += row.calls;
+    summary.serverCalls += row.serverCalls;
+    summary.truncated += row.truncated;
+    summary.invalid += row.invalid;
+    summary.repaired += row.repaired;
+    count(summary.providers, row.provider);
+    if (row.verdict === "match") summary.match++;
+    else if (row.verdict === "differs") summary.differs++;
+    else if (row.verdict === "error") summary.errors++;
+    else summary.noExpectation++;
+  }
+  return summary;
+}
+
+/** True when the run found something: a file that differs from its expectation or could not be checked. */
+export function hasFindings(summary: ConformanceSummary): boolean {
+  return summary.differs > 0 || summary.errors > 0;
+}
+
+/** The one-line summary printed last (and quoted in the README). */
+export function summaryLine(summary: ConformanceSummary): string {
+  const providers = Object.entries(summary.providers)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, n]) => `${name} ${n}`)
+    .join(", ");
+  return (
+    `Conformance: ${summary.files} file(s) (${providers}), ${summary.streams} stream(s), ${summary.calls} call(s) ` +
+    `(${summary.repaired} repaired, ${summary.truncated} truncated, ${summary.invalid} invalid; ${summary.serverCalls} server call(s)): ` +
+    `${summary.match} match their expectation, ${summary.differs} differ, ${summary.noExpectation} without expectation, ${summary.errors} error(s).`
+  );
+}
+
+function tally(counts: Record<string, number>): string {
+  const entries = Object.entries(counts).sort(([a], [b]) => a.localeCompare(b));
+  if (entries.length === 0) return "-";
+  return entries.map(([key, n]) => `${key}:${n}`).join(" ");
+}
+
+const HEADERS = ["provider", "file", "calls", "sources", "repairs", "status", "expectation"] as const;
+
+/** The table: one line per file, then the differences of the files that differ, then the summary line. */
+export function renderTable(rows: readonly ConformanceRow[]): string {
+  const cells = rows.map((row) => [
+    row.provider,
+    row.file,
+    `${row.calls}${row.serverCalls ? `+${row.serverCalls}s` : ""}${row.truncated || row.invalid ? ` (${[row.truncated ? `${row.truncated} truncated` : "", row.invalid ? `${row.invalid} invalid` : ""].filter(Boolean).join(", ")})` : ""}`,
+    tally(row.sources),
+    tally(row.repairs),
+    tally(row.status),
+    row.verdict === "match" ? "equal" : row.verdict,
+  ]);
+  const widths = HEADERS.map((header, i) => Math.max(header.length, ...cells.map((line) => (line[i] as string).length)));
+  const format = (line: readonly string[]): string =>
+    line
+      .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] as number)))
+      .join("  ")
+      .trimEnd();
+  const lines = [format(HEADERS), format(widths.map((w) => "-".repeat(w))), ...cells.map(format)];
+  const detailed = rows.filter((row) => row.verdict === "differs" || row.verdict === "error");
+  if (detailed.length > 0) {
+    lines.push("");
+    for (const row of detailed) {
+      lines.push(`${row.file} ${row.verdict === "error" ? "could not be checked" : "differs from its expectation"}:`);
+      for (const difference of row.differences) lines.push(`  ${difference}`);
+    }
+  }
+  lines.push("", summaryLine(summarize(rows)));
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,172 @@
+import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
+import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { isPlainObject } from "../json/equal.js";
+import { mintCallId } from "../util/hash.js";
+import { numberField, stringField } from "./fields.js";
+
+/**
+ * Ollama native `/api/chat` decoder (NDJSON, one chunk object per line; a non-streamed response
+ * is the same object once, with `done: true`). Calls arrive whole in `message.tool_calls`, with
+ * `function.arguments` as an object: that object is the call's `final` source, and the call is
+ * complete on arrival. Older servers send no ids; they are minted.
+ */
+
+const DONE_REASONS: Record<string, FinishReason> = {
+  stop: "stop",
+  length: "length",
+  load: "other",
+  unload: "other",
+};
+
+export function createOllamaDecoder(options: DecoderOptions = {}): StreamingDecoder {
+  return wrapCodec("ollama", ollamaCodec, options);
+}
+
+export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
+  let started = false;
+  let done = false;
+  let doneReason: string | null = null;
+  let createdAt: string | null = null;
+  let textBlock: Extract<ContentBlock, { type: "text" }> | null = null;
+  let thinkingBlock: Extract<ContentBlock, { type: "thinking" }> | null = null;
+  const seenIds = new Set<string>();
+  let thinkMarkupReported = false;
+
+  const warn = (code: string, message: string, data?: unknown, callIndex?: number): void => {
+    turn.diagnostic({ code, message, severity: "warning", ...(callIndex !== undefined ? { callIndex } : {}), ...(data !== undefined ? { data } : {}) });
+  };
+
+  const onToolCall = (raw: unknown): void => {
+    if (!isPlainObject(raw)) {
+      warn("tool_call_not_object", "An entry of message.tool_calls is not an object; it was ignored.", raw);
+      return;
+    }
+    const fn = isPlainObject(raw.function) ? raw.function : {};
+    const name = stringField(fn, "name") ?? "";
+    const args = fn.arguments;
+    let id = stringField(raw, "id");
+    if (id && seenIds.has(id)) {
+      warn("duplicate_tool_call", `The call ${id} arrived a second time; the repeat was ignored.`, raw);
+      return;
+    }
+    if (!id) {
+      // created_at differs per response, so the same call repeated in a later turn gets another id.
+      id = mintCallId("ollama_tw_", name, `${createdAt ?? ""}\u0000${args === undefined ? "" : JSON.stringify(args)}`, turn.callCount);
+      turn.diagnostic({
+        code: "call_id_minted",
+        severity: "info",
+        message: `The tool call '${name}' has no id (Ollama before ids were added sends none); the deterministic id ${id} was minted.`,
+        callIndex: turn.callCount,
+        data: { id },
+      });
+    }
+    seenIds.add(id);
+    if (!name) warn("call_name_missing", `The tool call ${id} has no function name.`, raw, turn.callCount);
+    const position = numberField(fn, "index");
+    const providerFields: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(raw)) if (key !== "id" && key !== "function") providerFields[key] = value;
+    const call = turn.openCall({ id, name, kind: "client", providerFields, ...(position !== null ? { providerIndex: position } : {}) });
+    textBlock = null;
+    thinkingBlock = null;
+    // Some servers and relays send the arguments as a JSON string: finalize parses (or rejects) it as the final text.
+    if (args !== undefined && args !== null) call.setFinal(args);
+    turn.endCall(call, { complete: true, emptyMeansNoArguments: true });
+  };
+
+  const onMessage = (message: Record<string, unknown>): void => {
+    const thinking = stringField(message, "thinking");
+    if (thinking) {
+      textBlock = null;
+      thinkingBlock ??= turn.openBlock<Extract<ContentBlock, { type: "thinking" }>>({ type: "thinking", thinking: "", signature: null });
+      turn.appendReasoning(thinkingBlock, thinking);
+    }
+    const content = stringField(message, "content");
+    if (content) {
+      thinkingBlock = null;
+      textBlock ??= turn.openBlock<Extract<ContentBlock, { type: "text" }>>({ type: "text", text: "" });
+      turn.appendText(textBlock, content);
+      if (!thinkMarkupReported && content.includes("<think>")) {
+        thinkMarkupReported = true;
+        // Splitting it out would be a guess about the model's template: it stays in the text.
+        turn.diagnostic({
+          code: "think_markup_in_content",
+          severity: "info",
+          message: "The content holds <think> markup (the model's reasoning leaked into the text because the server did not separate it); it was kept in the text as sent.",
+        });
+      }
+    }
+    if (Array.isArray(message.tool_calls)) for (const call of message.tool_calls) onToolCall(call);
+    else if (message.tool_calls !== undefined && message.tool_calls !== null) warn("tool_calls_not_array", "message.tool_calls is not an array; it was ignored.", message.tool_calls);
+  };
+
+  const push = (event: ProviderEvent): void => {
+    const data = event.data;
+    if (!isPlainObject(data)) {
+      turn.diagnostic({ code: "non_json_data", severity: "warning", message: "A line is not a JSON object; it was ignored.", data: event });
+      return;
+    }
+    if (data.error !== undefined) {
+      const message = typeof data.error === "string" ? data.error : (stringField(data.error, "message") ?? JSON.stringify(data.error));
+      turn.setError({ type: "error", message, raw: data });
+      turn.diagnostic({ code: "stream_error", severity: "error", message: `Ollama sent an error in the stream: ${message}`, data });
+      return;
+    }
+    if (done) {
+      warn("event_after_done", "A line arrived after the line with done: true; it was ignored.", data);
+      return;
+    }
+    if (!started) {
+      started = true;
+      createdAt = stringField(data, "created_at");
+      turn.startMessage(null, stringField(data, "model"));
+    }
+    if (isPlainObject(data.message)) onMessage(data.message);
+    if (data.done === true) {
+      done = true;
+      doneReason = stringField(data, "done_reason");
+      turn.setUsage(normalizeOllamaUsage(data));
+    }
+  };
+
+  const end = (): TurnEnd => {
+    if (doneReason !== null) {
+      let mapped: FinishReason = DONE_REASONS[doneReason] ?? "other";
+      // Ollama says "stop" when the model called tools too.
+      if (mapped === "stop" && turn.callCount > 0) mapped = "tool_calls";
+      turn.setFinish(doneReason, mapped);
+      if (!(doneReason in DONE_REASONS)) {
+        turn.diagnostic({ code: "unknown_done_reason", severity: "info", message: `done_reason '${doneReason}' is not known; it was mapped to 'other'.` });
+      }
+    } else if (done) {
+      turn.setFinish(null, turn.callCount > 0 ? "tool_calls" : "stop");
+      turn.diagnostic({ code: "done_reason_missing", severity: "info", message: "The last line has done: true but no done_reason (older Ollama); the finish reason was taken as a normal stop." });
+    }
+    const status: TurnStatus = turn.hasError ? "error" : done ? "complete" : "incomplete";
+    if (status === "incomplete") {
+      turn.diagnostic({
+        code: started ? "stream_ended_without_done" : "empty_stream",
+        severity: "warning",
+        message: started ? "The stream ended before a line with done: true; the turn is incomplete." : "The stream ended before any line.",
+      });
+    }
+    // Calls are whole on arrival, so none is ever left open to truncate.
+    return { status, truncationCause: turn.hasError ? "stream_error" : "stream_ended" };
+  };
+
+  return { push, end, emptyMeansNoArguments: true };
+}
+
+export function normalizeOllamaUsage(data: Record<string, unknown>): Usage {
+  const raw: Record<string, unknown> = {};
+  for (const key of ["prompt_eval_count", "eval_count", "total_duration", "load_duration", "prompt_eval_duration", "eval_duration"]) {
+    if (data[key] !== undefined) raw[key] = data[key];
+  }
+  const usage: Usage = { raw };
+  const input = numberField(data, "prompt_eval_count");
+  const output = numberField(data, "eval_count");
+  if (input !== null) usage.inputTokens = input;
+  if (output !== null) usage.outputTokens = output;
+  if (input !== null && output !== null) usage.totalTokens = input + output;
+  return usage;
+}

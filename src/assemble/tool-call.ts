@@ -1,6 +1,6 @@
 import type { Diagnostic, RepairCode, ToolCall, TruncationCause } from "../types.js";
 import { isPlainObject } from "../json/equal.js";
-import { finalizeArguments, type ArgumentSources } from "../json/finalize.js";
+import { exceedsDepth, finalizeArguments, type ArgumentSources } from "../json/finalize.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
 
 export interface ToolCallInit {
@@ -44,6 +44,8 @@ export class ToolCallAssembler {
   private previewPrimed = false;
   private result: ToolCall | null = null;
   private overflowed = false;
+  /** A start or final object nested past maxDepth: never serialized (JSON.stringify recurses), the call fails. */
+  private tooDeepSource = false;
   private readonly maxArgumentChars: number;
   private readonly maxDepth: number | undefined;
   private resultDiagnostics: Diagnostic[] = [];
@@ -110,6 +112,10 @@ export class ToolCallAssembler {
     if (!isPlainObject(value)) {
       return this.startDiagnostic("start_input_not_object", "The input sent when the call opened is not an object; it was ignored.", input);
     }
+    if (this.nestsTooDeep(value)) {
+      this.tooDeepSource = true;
+      return this.startDiagnostic("start_input_too_deep", `The input sent when the call opened nests deeper than ${String(this.maxDepth)} levels; the call cannot be executed.`, null);
+    }
     this.start = Object.keys(value).length === 0 ? undefined : value;
     return null;
   }
@@ -159,6 +165,14 @@ export class ToolCallAssembler {
     }
   }
 
+  /**
+   * Records a repair decided while the deltas arrived (a resend recognized on arrival and counted
+   * once, its new part appended), without touching the buffer or the preview.
+   */
+  recordRepair(repair: RepairCode): void {
+    if (!this.priorRepairs.includes(repair)) this.priorRepairs.push(repair);
+  }
+
   /** A start input continued by deltas (Kimi) previews as the merged object, as finalize will decide. */
   private primePreview(firstFragment: string): void {
     if (!this.start || !this.preview) return;
@@ -174,9 +188,17 @@ export class ToolCallAssembler {
     return this.preview?.value;
   }
 
+  private nestsTooDeep(value: unknown): boolean {
+    return this.maxDepth !== undefined && typeof value === "object" && value !== null && exceedsDepth(value, this.maxDepth);
+  }
+
   setFinal(value: unknown): void {
     if (typeof value === "string" && value.length > this.maxArgumentChars) {
       this.overflowed = true;
+      return;
+    }
+    if (this.nestsTooDeep(value)) {
+      this.tooDeepSource = true;
       return;
     }
     this.final = typeof value === "string" ? { text: value } : { value };
@@ -189,6 +211,7 @@ export class ToolCallAssembler {
   end(options: CallEndOptions): { call: ToolCall; diagnostics: Diagnostic[] } {
     if (this.result) return { call: this.result, diagnostics: [] };
     if (this.overflowed) return this.settle(this.tooLarge(options.complete), []);
+    if (this.tooDeepSource) return this.settle(this.tooDeep(options.complete), []);
     const sources: ArgumentSources = { deltaText: this.deltaText };
     if (this.start) sources.start = this.start;
     if (this.final) sources.final = this.final;
@@ -200,6 +223,8 @@ export class ToolCallAssembler {
       priorRepairs: this.priorRepairs,
       maxDepth: this.maxDepth,
     });
+    // Whole-object sources are measured only once serialized: the cap holds for them too.
+    if (decided.rawArguments.length > this.maxArgumentChars) return this.settle(this.tooLarge(options.complete), []);
     return this.settle(
       {
         index: this.index,
@@ -233,6 +258,50 @@ export class ToolCallAssembler {
       },
       kind: this.kind,
     };
+  }
+
+  private tooDeep(complete: boolean): ToolCall {
+    return {
+      index: this.index,
+      id: this.id,
+      name: this.name,
+      arguments: null,
+      rawArguments: this.deltaText,
+      source: null,
+      complete,
+      repairs: [],
+      error: {
+        code: "too_deep",
+        message: `The arguments for \`${this.name}\` nest more than ${String(this.maxDepth)} levels deep. The call was not executed; send flatter arguments.`,
+      },
+      kind: this.kind,
+    };
+  }
+
+  /**
+   * Settles a call whose finalization failed unexpectedly, so that a bug in finalize costs one
+   * call rather than the whole stream.
+   */
+  fail(complete: boolean, reason: string): ToolCall {
+    if (this.result) return this.result;
+    return this.settle(
+      {
+        index: this.index,
+        id: this.id,
+        name: this.name,
+        arguments: null,
+        rawArguments: this.deltaText,
+        source: null,
+        complete,
+        repairs: [],
+        error: {
+          code: "invalid_json",
+          message: `toolwire could not finalize the arguments for \`${this.name}\` (${reason}); the call was not executed. Send the call again.`,
+        },
+        kind: this.kind,
+      },
+      [],
+    ).call;
   }
 
   private settle(call: ToolCall, diagnostics: Diagnostic[]): { call: ToolCall; diagnostics: Diagnostic[] } {

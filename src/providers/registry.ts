@@ -1,10 +1,20 @@
 import type { DecoderOptions, ProviderName } from "../types.js";
 import { anthropicCodec } from "./anthropic.js";
+import { bedrockCodec } from "./bedrock.js";
+import { geminiCodec } from "./gemini.js";
+import { ollamaCodec } from "./ollama.js";
+import { openaiChatCodec } from "./openai-chat.js";
+import { openaiResponsesCodec } from "./openai-responses.js";
 import { wrapCodec, type CodecFactory, type StreamingDecoder } from "./codec.js";
 
 /** One codec per provider; providers not yet implemented are absent and rejected by name. */
 const CODECS: Partial<Record<ProviderName, CodecFactory>> = {
   anthropic: anthropicCodec,
+  "openai-chat": openaiChatCodec,
+  "openai-responses": openaiResponsesCodec,
+  gemini: geminiCodec,
+  bedrock: bedrockCodec,
+  ollama: ollamaCodec,
 };
 
 export class UnsupportedProviderError extends Error {

@@ -42,6 +42,8 @@ export class ToolCallAssembler {
   private readonly priorRepairs: RepairCode[] = [];
   private preview: IncrementalJsonParser | null;
   private previewPrimed = false;
+  /** The preview parser was fed the start input first, so its value is not the deltas' own. */
+  private previewMerged = false;
   private result: ToolCall | null = null;
   private overflowed = false;
   /** A start or final object nested past maxDepth: never serialized (JSON.stringify recurses), the call fails. */
@@ -180,6 +182,7 @@ export class ToolCallAssembler {
     if (head === "," || head === '"') {
       const open = JSON.stringify(this.start).slice(0, -1);
       this.preview.push(head === '"' ? `${open},` : open);
+      this.previewMerged = true;
     }
   }
 
@@ -213,6 +216,11 @@ export class ToolCallAssembler {
     if (this.overflowed) return this.settle(this.tooLarge(options.complete), []);
     if (this.tooDeepSource) return this.settle(this.tooDeep(options.complete), []);
     const sources: ArgumentSources = { deltaText: this.deltaText };
+    // The preview parser has already parsed the deltas exactly as JSON.parse would (a tested
+    // property): reuse its value rather than parse the whole text a second time. The final
+    // arguments are then the very object the last preview showed.
+    const preview = this.preview;
+    if (preview && !this.previewMerged && preview.state === "complete" && !preview.depthExceeded) sources.deltaValue = preview.value;
     if (this.start) sources.start = this.start;
     if (this.final) sources.final = this.final;
     const decided = finalizeArguments(sources, {

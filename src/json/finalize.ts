@@ -14,6 +14,8 @@ export interface ArgumentSources {
   start?: Record<string, unknown>;
   /** Concatenated non-empty delta fragments. */
   deltaText: string;
+  /** The delta text already parsed by an exact incremental parser, when the caller has it. */
+  deltaValue?: unknown;
   /** A complete snapshot sent at the end: an object, or the text of one. */
   final?: { value: unknown } | { text: string };
 }
@@ -171,7 +173,7 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
   }
 
   if (hasDelta) {
-    const fromDelta = decideFromDelta(deltaText, sources.start, startText, ctx, diagnostics);
+    const fromDelta = decideFromDelta(deltaText, sources.deltaValue, sources.start, startText, ctx, diagnostics);
     if (fromDelta) return { ...fromDelta, repairs: [...prior, ...fromDelta.repairs], diagnostics };
     // Rule 5: the deltas are unusable, but a start input exists.
     if (sources.start) {
@@ -215,13 +217,14 @@ type Decision = Omit<FinalizeResult, "diagnostics">;
 
 function decideFromDelta(
   text: string,
+  parsedValue: unknown,
   start: Record<string, unknown> | undefined,
   startText: string,
   ctx: FinalizeContext,
   diagnostics: Diagnostic[],
 ): Decision | undefined {
   // Rule 2: the delta stream is one JSON object.
-  const parsed = parseResult(text);
+  const parsed = parsedValue !== undefined ? { ok: true as const, value: parsedValue } : parseResult(text);
   if (parsed.ok) {
     const value = parsed.value;
     if (isPlainObject(value)) {

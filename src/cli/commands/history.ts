@@ -1,0 +1,191 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { checkHistory, HISTORY_FORMATS, ID_RULES, isHistoryFormat, isIdRule, repairHistory } from "../../history/index.js";
+import type { Edit, Fault, HistoryFormat, HistoryOptions, RepairPolicy } from "../../history/index.js";
+import { CliError, EXIT, type CliContext } from "../context.js";
+
+export const summary = "check or repair the pairing of tool calls and results in a conversation history file";
+
+export const usage = `Usage: toolwire history check|repair <file.json> --format F [--policy P] [--ids R] [--thinking T] [--out FILE] [--json]
+
+Checks a conversation history written in a provider's own message format for everything that
+makes the provider reject it with a 400 (calls without results, results without calls, results
+out of place, duplicate or rejected ids, unusable arguments, empty text, missing thinking or
+signatures, …), or repairs it. The file holds the list of messages, or a request body with
+"messages" (anthropic, openai-chat, bedrock), "input" (openai-responses) or "contents" (gemini).
+
+  --format F     ${HISTORY_FORMATS.join(", ")}
+  --policy P     repair choices, as comma-separated key=value pairs:
+                   dangling=insert|drop      call without a result: add an error result (default) or remove the call
+                   orphans=text|drop         result without a call: turn it into user text (default) or remove it
+                   invalid=placeholder|drop  unusable arguments: placeholder and error result (default) or a note
+                   thinking=text|keep        thinking block missing: rewrite that exchange as text (default) or report it
+                 or a preset: safe (all defaults), drop (dangling=drop,orphans=drop,invalid=drop)
+  --ids R        call-id rule of the target behind the format: ${ID_RULES.join(", ")} (default: the format's own)
+  --thinking T   on, off or auto: whether the request enables thinking (default auto: on when the
+                 history holds reasoning the provider verifies)
+  --out FILE     repair: write the repaired file to FILE; otherwise it goes to stdout and the report to stderr
+  --json         check: {"file","format","ok","messages","faults"}; repair: {"file","format","ok","edits","remaining","idMap","history"}
+
+Exit codes: 0 no fault (check) or fully repaired (repair); 1 faults found (check) or left in
+place by the policy (repair); 2 usage error (unknown subcommand, flag, format, rule or policy);
+3 unreadable file, invalid JSON, or no message list in the file.`;
+
+const LIST_KEYS: Record<HistoryFormat, string> = {
+  anthropic: "messages",
+  "openai-chat": "messages",
+  bedrock: "messages",
+  "openai-responses": "input",
+  gemini: "contents",
+};
+
+const POLICY_VALUES: Record<string, Record<string, Partial<RepairPolicy>>> = {
+  dangling: { insert: { danglingCalls: "insert_error_result" }, drop: { danglingCalls: "drop_call" } },
+  orphans: { text: { orphanResults: "to_text" }, drop: { orphanResults: "drop" } },
+  invalid: { placeholder: { invalidCalls: "placeholder" }, drop: { invalidCalls: "drop" } },
+  thinking: { text: { missingThinking: "to_text" }, keep: { missingThinking: "keep" } },
+};
+
+export function parsePolicy(text: string | undefined): RepairPolicy {
+  if (text === undefined || text === "safe") return {};
+  if (text === "drop") return { danglingCalls: "drop_call", orphanResults: "drop", invalidCalls: "drop" };
+  const policy: RepairPolicy = {};
+  for (const entry of text.split(",").map((item) => item.trim()).filter((item) => item !== "")) {
+    const [key, value] = entry.split("=", 2).map((item) => item.trim());
+    const choice = key !== undefined && value !== undefined ? POLICY_VALUES[key]?.[value] : undefined;
+    if (!choice) {
+      const known = Object.entries(POLICY_VALUES).map(([name, values]) => `${name}=${Object.keys(values).join("|")}`);
+      throw new CliError(`unknown policy entry '${entry}'. Expected a preset (safe, drop) or ${known.join(", ")}.`, EXIT.usage);
+    }
+    Object.assign(policy, choice);
+  }
+  return policy;
+}
+
+interface Loaded {
+  /** The file's JSON value: the list itself, or the request body holding it. */
+  document: unknown;
+  messages: unknown[];
+  key: string | null;
+}
+
+async function load(path: string, shown: string, format: HistoryFormat): Promise<Loaded> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
+    throw new CliError(`cannot read '${shown}': ${reason}`, EXIT.input);
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`'${shown}' is not valid JSON: ${(error as Error).message}`, EXIT.input);
+  }
+  if (Array.isArray(document)) return { document, messages: document, key: null };
+  const key = LIST_KEYS[format];
+  const list = typeof document === "object" && document !== null ? (document as Record<string, unknown>)[key] : undefined;
+  if (!Array.isArray(list)) throw new CliError(`'${shown}' holds neither a list of messages nor a request body with a "${key}" list (format ${format}).`, EXIT.input);
+  return { document, messages: list, key };
+}
+
+function rebuild(loaded: Loaded, messages: unknown[]): unknown {
+  if (loaded.key === null) return messages;
+  return { ...(loaded.document as Record<string, unknown>), [loaded.key]: messages };
+}
+
+function table(rows: Array<{ index: number; code: string; ids: string[]; message: string }>): string[] {
+  const codeWidth = Math.max(0, ...rows.map((row) => row.code.length));
+  return rows.map((row) => {
+    const ids = row.ids.length > 0 ? ` [${row.ids.join(", ")}]` : "";
+    return `  message ${String(row.index).padEnd(4)} ${row.code.padEnd(codeWidth)}  ${row.message}${ids}`;
+  });
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        format: { type: "string" },
+        policy: { type: "string" },
+        ids: { type: "string" },
+        thinking: { type: "string" },
+        out: { type: "string" },
+        json: { type: "boolean", default: false },
+      },
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n${usage}`, EXIT.usage);
+  }
+  const { positionals, values } = parsed;
+  const [action, file, ...extra] = positionals;
+  if (action !== "check" && action !== "repair") throw new CliError(`expected 'check' or 'repair', got ${action === undefined ? "nothing" : `'${action}'`}.\n${usage}`, EXIT.usage);
+  if (file === undefined || extra.length > 0) throw new CliError(`expected exactly one history file.\n${usage}`, EXIT.usage);
+  if (values.format === undefined) throw new CliError(`--format is required (${HISTORY_FORMATS.join(", ")}).`, EXIT.usage);
+  if (!isHistoryFormat(values.format)) throw new CliError(`unknown format '${values.format}'. Expected one of: ${HISTORY_FORMATS.join(", ")}.`, EXIT.usage);
+  const format = values.format;
+  const options: HistoryOptions = {};
+  if (values.ids !== undefined) {
+    if (!isIdRule(values.ids)) throw new CliError(`unknown id rule '${values.ids}'. Expected one of: ${ID_RULES.join(", ")}.`, EXIT.usage);
+    options.ids = values.ids;
+  }
+  if (values.thinking !== undefined) {
+    if (values.thinking !== "on" && values.thinking !== "off" && values.thinking !== "auto") throw new CliError(`--thinking takes on, off or auto, not '${values.thinking}'.`, EXIT.usage);
+    options.thinking = values.thinking;
+  }
+  const policy = { ...parsePolicy(values.policy), ...options };
+  if (action === "check" && (values.policy !== undefined || values.out !== undefined)) throw new CliError("--policy and --out apply to 'repair' only.", EXIT.usage);
+
+  const loaded = await load(resolve(ctx.cwd, file), file, format);
+  if (action === "check") return check(file, format, loaded, options, values.json, ctx);
+  return repair(file, format, loaded, policy, values, ctx);
+}
+
+function check(file: string, format: HistoryFormat, loaded: Loaded, options: HistoryOptions, json: boolean, ctx: CliContext): number {
+  const faults = checkHistory(loaded.messages, format, options);
+  if (json) {
+    ctx.out(JSON.stringify({ file, format, ok: faults.length === 0, messages: loaded.messages.length, faults }) + "\n");
+  } else {
+    const head = faults.length === 0 ? "no faults" : plural(faults.length, "fault");
+    ctx.out([`${file} (${format}): ${head} in ${plural(loaded.messages.length, "message")}`, ...table(faults)].join("\n") + "\n");
+  }
+  return faults.length === 0 ? EXIT.ok : EXIT.findings;
+}
+
+async function repair(file: string, format: HistoryFormat, loaded: Loaded, policy: RepairPolicy, values: { out?: string; json: boolean }, ctx: CliContext): Promise<number> {
+  const result = repairHistory(loaded.messages, format, policy);
+  const history = rebuild(loaded, result.messages);
+  const ok = result.remaining.length === 0;
+  const report = (edits: Edit[], remaining: Fault[]) => {
+    const head = `${file} (${format}): ${edits.length === 0 ? "nothing to repair" : plural(edits.length, "edit")}${remaining.length > 0 ? `, ${plural(remaining.length, "fault")} left by the policy` : ""}`;
+    const lines = [head, ...table(edits)];
+    if (remaining.length > 0) lines.push("Left in place:", ...table(remaining));
+    return lines.join("\n") + "\n";
+  };
+  if (values.out !== undefined) {
+    try {
+      await writeFile(resolve(ctx.cwd, values.out), JSON.stringify(history, null, 2) + "\n");
+    } catch (error) {
+      throw new CliError(`cannot write '${values.out}': ${(error as Error).message}`, EXIT.input);
+    }
+  }
+  if (values.json) {
+    ctx.out(JSON.stringify({ file, format, ok, edits: result.edits, remaining: result.remaining, idMap: result.idMap, ...(values.out === undefined ? { history } : { out: values.out }) }) + "\n");
+  } else if (values.out !== undefined) {
+    ctx.out(report(result.edits, result.remaining));
+  } else {
+    ctx.err(report(result.edits, result.remaining));
+    ctx.out(JSON.stringify(history, null, 2) + "\n");
+  }
+  return ok ? EXIT.ok : EXIT.findings;
+}

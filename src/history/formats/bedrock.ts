@@ -1,0 +1,123 @@
+/**
+ * Bedrock Converse `messages[]` ⇄ neutral. Each content block is a single-key union
+ * (`{text}`, `{toolUse}`, `{toolResult}`, `{reasoningContent}`, …); the system prompt is a separate
+ * request field.
+ */
+import type { DecodedTurn } from "../../types.js";
+import {
+  clone,
+  isRecord,
+  leftovers,
+  readArguments,
+  wireArgumentsValue,
+  writeParts,
+  type Message,
+  type Part,
+  type ResultContent,
+  type ToolResultPart,
+} from "../model.js";
+import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+
+export function fromBedrock(messages: readonly unknown[]): Message[] {
+  return messages.map(readMessage);
+}
+
+function readMessage(value: unknown): Message {
+  if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  const { role, content } = value;
+  if (role !== "user" && role !== "assistant") return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
+  if (!Array.isArray(content)) return { role, parts: [], invalid: "content is not a list of blocks", raw: clone(value) };
+  const native = leftovers(value, ["role", "content"]);
+  return { role, parts: content.map(readBlock), ...(native ? { native } : {}) };
+}
+
+function readBlock(block: unknown): Part {
+  if (!isRecord(block)) return { type: "opaque", format: "bedrock", value: clone(block) };
+  if (typeof block.text === "string") {
+    const native = leftovers(block, ["text"]);
+    return native ? { type: "text", text: block.text, native } : { type: "text", text: block.text };
+  }
+  const { toolUse, toolResult, reasoningContent } = block;
+  if (isRecord(toolUse) && typeof toolUse.toolUseId === "string" && typeof toolUse.name === "string" && "input" in toolUse && Object.keys(block).length === 1) {
+    const native = leftovers(toolUse, ["toolUseId", "name", "input"]);
+    return { type: "tool_call", id: toolUse.toolUseId, name: toolUse.name, ...readArguments(toolUse.input), ...(native ? { native } : {}) };
+  }
+  if (isRecord(toolResult) && typeof toolResult.toolUseId === "string" && Array.isArray(toolResult.content) && Object.keys(block).length === 1) {
+    const part: ToolResultPart = { type: "tool_result", callId: toolResult.toolUseId, content: toolResult.content.map(readResultBlock) };
+    const known = ["toolUseId", "content"];
+    if (toolResult.status === "error" || toolResult.status === "success") {
+      part.isError = toolResult.status === "error";
+      known.push("status");
+    }
+    const native = leftovers(toolResult, known);
+    return native ? { ...part, native } : part;
+  }
+  if (isRecord(reasoningContent) && Object.keys(block).length === 1) {
+    const { reasoningText, redactedContent } = reasoningContent;
+    if (isRecord(reasoningText) && typeof reasoningText.text === "string" && Object.keys(reasoningContent).length === 1) {
+      const signature = typeof reasoningText.signature === "string" ? { signature: reasoningText.signature } : {};
+      const native = leftovers(reasoningText, ["text", ...(signature.signature !== undefined ? ["signature"] : [])]);
+      return { type: "reasoning", text: reasoningText.text, ...signature, ...(native ? { native } : {}) };
+    }
+    if (typeof redactedContent === "string" && Object.keys(reasoningContent).length === 1) return { type: "reasoning", text: "", redacted: redactedContent };
+  }
+  return { type: "opaque", format: "bedrock", value: clone(block) };
+}
+
+function readResultBlock(block: unknown): ResultContent {
+  if (isRecord(block) && Object.keys(block).length === 1) {
+    if (typeof block.text === "string") return { type: "text", text: block.text };
+    if ("json" in block) return { type: "json", value: clone(block.json) };
+  }
+  return { type: "opaque", value: clone(block) };
+}
+
+/** Neutral → Converse messages. `system` and `tool` messages become user messages. */
+export function toBedrock(messages: readonly Message[]): unknown[] {
+  return messages.map((message) => {
+    if (message.invalid !== undefined) return clone(message.raw);
+    return {
+      role: message.role === "assistant" ? "assistant" : "user",
+      content: writeParts(message.parts, writePart),
+      ...clone(message.native),
+    };
+  });
+}
+
+function writePart(part: Part): unknown {
+  switch (part.type) {
+    case "text":
+      return { text: part.text, ...clone(part.native) };
+    case "reasoning":
+      if (part.redacted !== undefined) return { reasoningContent: { redactedContent: part.redacted } };
+      return { reasoningContent: { reasoningText: { text: part.text, ...(part.signature !== undefined ? { signature: part.signature } : {}), ...clone(part.native) } } };
+    case "tool_call":
+      return { toolUse: { toolUseId: part.id, name: part.name, input: wireArgumentsValue(part), ...clone(part.native) } };
+    case "tool_result": {
+      const content = typeof part.content === "string" ? [{ text: part.content }] : part.content.map(writeResultBlock);
+      const status = part.isError === undefined ? {} : { status: part.isError ? "error" : "success" };
+      return { toolResult: { toolUseId: part.callId, content, ...status, ...clone(part.native) } };
+    }
+    case "opaque":
+      return part.format === "bedrock" ? clone(part.value) : null;
+  }
+}
+
+function writeResultBlock(item: ResultContent): unknown {
+  switch (item.type) {
+    case "text":
+      return { text: item.text };
+    case "json":
+      return { json: clone(item.value) };
+    case "opaque":
+      return clone(item.value);
+  }
+}
+
+export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
+  return encodeTurnWith("bedrock", toBedrock, turn, options);
+}
+
+export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
+  return encodeResultsWith("bedrock", toBedrock, results);
+}

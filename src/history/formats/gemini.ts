@@ -1,0 +1,167 @@
+/**
+ * Gemini `contents[]` ⇄ neutral. The system instruction is a separate request field.
+ *
+ * Gemini before v3 sends calls without ids and pairs responses by name and position. Such calls
+ * get a local id (`syntheticId`), and each id-less response is matched to the nearest earlier
+ * unanswered call of the same name; neither local id is sent back.
+ */
+import type { DecodedTurn } from "../../types.js";
+import {
+  clone,
+  isRecord,
+  leftovers,
+  readArguments,
+  wireArgumentsValue,
+  writeParts,
+  type Message,
+  type Part,
+  type ToolCallPart,
+  type ToolResultPart,
+} from "../model.js";
+import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+
+/** Marks a response object that had neither an `output` nor an `error` wrapper. */
+const BARE_RESPONSE = "toolwireBareResponse";
+
+interface OpenCall {
+  message: number;
+  call: ToolCallPart;
+}
+
+export function fromGemini(contents: readonly unknown[]): Message[] {
+  const open: OpenCall[] = [];
+  return contents.map((value, index) => readContent(value, index, open));
+}
+
+function readContent(value: unknown, index: number, open: OpenCall[]): Message {
+  if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  const { role, parts } = value;
+  if (role !== "user" && role !== "model" && role !== "function") {
+    return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
+  }
+  if (!Array.isArray(parts)) return { role: role === "model" ? "assistant" : "user", parts: [], invalid: "parts is not a list", raw: clone(value) };
+  const native = leftovers(value, role === "function" ? ["parts"] : ["role", "parts"]);
+  return {
+    role: role === "model" ? "assistant" : "user",
+    parts: parts.map((part, partIndex) => readPart(part, index, partIndex, open)),
+    ...(native ? { native } : {}),
+  };
+}
+
+function readPart(part: unknown, message: number, index: number, open: OpenCall[]): Part {
+  if (!isRecord(part)) return { type: "opaque", format: "gemini", value: clone(part) };
+  const signature = typeof part.thoughtSignature === "string" ? part.thoughtSignature : undefined;
+  if (typeof part.text === "string" && part.thought === true) {
+    const native = leftovers(part, ["text", "thought", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
+    return { type: "reasoning", text: part.text, ...(signature !== undefined ? { signature } : {}), ...(native ? { native } : {}) };
+  }
+  if (typeof part.text === "string") {
+    const native = leftovers(part, ["text"]);
+    return native ? { type: "text", text: part.text, native } : { type: "text", text: part.text };
+  }
+  const call = part.functionCall;
+  if (isRecord(call) && typeof call.name === "string") {
+    const hasId = typeof call.id === "string";
+    const out: ToolCallPart = {
+      type: "tool_call",
+      id: hasId ? (call.id as string) : `gemini_${message}_${index}`,
+      name: call.name,
+      ...readArguments(call.args === undefined ? {} : call.args),
+      ...(signature !== undefined ? { signature } : {}),
+      ...(hasId ? {} : { syntheticId: true as const }),
+    };
+    if (!hasId) open.push({ message, call: out });
+    const native = leftovers(part, ["functionCall", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
+    return native ? { ...out, native } : out;
+  }
+  const response = part.functionResponse;
+  if (isRecord(response) && typeof response.name === "string") return readResponse(part, response, response.name, message, index, open);
+  return { type: "opaque", format: "gemini", value: clone(part) };
+}
+
+function readResponse(part: Record<string, unknown>, response: Record<string, unknown>, name: string, message: number, index: number, open: OpenCall[]): ToolResultPart {
+  let callId: string;
+  let synthetic = false;
+  if (typeof response.id === "string") callId = response.id;
+  else {
+    synthetic = true;
+    callId = takeOpenCall(open, name) ?? `gemini_${message}_${index}`;
+  }
+  const body = response.response;
+  const keys = isRecord(body) ? Object.keys(body) : [];
+  const wrapper = keys.length === 1 && (keys[0] === "output" || keys[0] === "error") ? keys[0] : null;
+  const inner = wrapper !== null && isRecord(body) ? body[wrapper] : body;
+  const result: ToolResultPart = {
+    type: "tool_result",
+    callId,
+    name,
+    content: typeof inner === "string" ? inner : [{ type: "json", value: clone(inner) }],
+    ...(wrapper === "error" ? { isError: true } : {}),
+    ...(synthetic ? { syntheticId: true as const } : {}),
+  };
+  const native = { ...leftovers(part, ["functionResponse"]), ...(wrapper === null ? { [BARE_RESPONSE]: true } : {}) };
+  return Object.keys(native).length > 0 ? { ...result, native } : result;
+}
+
+/** The nearest earlier unanswered id-less call named `name`; the first such call in its message. */
+function takeOpenCall(open: OpenCall[], name: string): string | null {
+  let best = -1;
+  for (let i = 0; i < open.length; i++) {
+    const entry = open[i] as OpenCall;
+    if (entry.call.name !== name) continue;
+    if (best === -1 || entry.message > (open[best] as OpenCall).message) best = i;
+  }
+  if (best === -1) return null;
+  const [entry] = open.splice(best, 1);
+  return (entry as OpenCall).call.id;
+}
+
+/**
+ * Neutral → Gemini contents. Assistant messages become `model` contents, everything else `user`;
+ * parts that belong to other formats are left out.
+ */
+export function toGemini(messages: readonly Message[]): unknown[] {
+  return messages.map((message) => {
+    if (message.invalid !== undefined) return clone(message.raw);
+    return {
+      role: message.role === "assistant" ? "model" : "user",
+      parts: writeParts(message.parts, writePart),
+      ...clone(message.native),
+    };
+  });
+}
+
+function writePart(part: Part): unknown {
+  switch (part.type) {
+    case "text":
+      return { text: part.text, ...clone(part.native) };
+    case "reasoning":
+      return { text: part.text, thought: true, ...(part.signature !== undefined ? { thoughtSignature: part.signature } : {}), ...clone(part.native) };
+    case "tool_call": {
+      const functionCall = { name: part.name, args: wireArgumentsValue(part), ...(part.syntheticId ? {} : { id: part.id }) };
+      return { functionCall, ...(part.signature !== undefined ? { thoughtSignature: part.signature } : {}), ...clone(part.native) };
+    }
+    case "tool_result": {
+      const { [BARE_RESPONSE]: bare, ...native } = clone(part.native) ?? {};
+      const inner = typeof part.content === "string" ? part.content : singleJson(part.content);
+      const response = bare === true && !part.isError ? inner : { [part.isError ? "error" : "output"]: inner };
+      return { functionResponse: { name: part.name ?? "", response, ...(part.syntheticId ? {} : { id: part.callId }) }, ...native };
+    }
+    case "opaque":
+      return part.format === "gemini" ? clone(part.value) : null;
+  }
+}
+
+function singleJson(content: Exclude<ToolResultPart["content"], string>): unknown {
+  const only = content[0];
+  if (content.length === 1 && only?.type === "json") return clone(only.value);
+  return content.map((item) => (item.type === "text" ? item.text : item.type === "json" ? JSON.stringify(item.value) : "")).join("\n");
+}
+
+export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
+  return encodeTurnWith("gemini", toGemini, turn, options);
+}
+
+export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
+  return encodeResultsWith("gemini", toGemini, results);
+}

@@ -1,0 +1,133 @@
+/**
+ * History pairing: check, repair and encode conversations in each provider's own message format.
+ *
+ * ```ts
+ * const faults = checkHistory(messages, "anthropic");
+ * const { messages: fixed, edits } = repairHistory(messages, "anthropic", { danglingCalls: "insert_error_result" });
+ * const { messages: turn, errorResults } = encodeTurn(decoded, "anthropic");
+ * ```
+ */
+import type { DecodedTurn } from "../types.js";
+import { clone, type HistoryFormat, type Message } from "./model.js";
+import { adaptMessages, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "./encode.js";
+import { checkMessages, repairMessages, type Edit, type Fault, type HistoryOptions, type RepairPolicy } from "./pairing.js";
+import type { IdMap } from "./ids.js";
+import { jsonEqual } from "../json/equal.js";
+import * as anthropic from "./formats/anthropic.js";
+import * as bedrock from "./formats/bedrock.js";
+import * as gemini from "./formats/gemini.js";
+import * as openaiChat from "./formats/openai-chat.js";
+import * as openaiResponses from "./formats/openai-responses.js";
+
+export { HISTORY_FORMATS, INVALID_ARGUMENTS_KEY, isHistoryFormat, readInvalidArgumentsPlaceholder } from "./model.js";
+export type { CallError, HistoryFormat, Message, OpaquePart, Part, ReasoningPart, ResultContent, Role, TextPart, ToolCallPart, ToolResultPart } from "./model.js";
+export { DANGLING_RESULT_TEXT, EDIT_CODES, FAULT_CODES, GEMINI_SIGNATURE_PLACEHOLDER, checkMessages, repairMessages } from "./pairing.js";
+export type { Edit, EditCode, Fault, FaultCode, HistoryOptions, RepairOutcome, RepairPolicy } from "./pairing.js";
+export { ID_RULES, defaultIdRule, idProblem, isIdRule, mintId, originalId } from "./ids.js";
+export type { IdContext, IdMap, IdRule } from "./ids.js";
+export { adaptMessages, turnToMessage } from "./encode.js";
+export type { Adapted, EncodeTurnOptions, EncodedTurn, ToolResultInput } from "./encode.js";
+export { fromAnthropic, toAnthropic } from "./formats/anthropic.js";
+export { fromOpenAIChat, toOpenAIChat } from "./formats/openai-chat.js";
+export { fromOpenAIResponses, toOpenAIResponses } from "./formats/openai-responses.js";
+export { fromGemini, toGemini } from "./formats/gemini.js";
+export { fromBedrock, toBedrock } from "./formats/bedrock.js";
+
+interface FormatModule {
+  read(messages: readonly unknown[]): Message[];
+  write(messages: readonly Message[]): unknown[];
+  encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn;
+  encodeToolResults(results: readonly ToolResultInput[]): unknown[];
+}
+
+const FORMATS: Record<HistoryFormat, FormatModule> = {
+  anthropic: { read: anthropic.fromAnthropic, write: anthropic.toAnthropic, encodeTurn: anthropic.encodeTurn, encodeToolResults: anthropic.encodeToolResults },
+  "openai-chat": { read: openaiChat.fromOpenAIChat, write: openaiChat.toOpenAIChat, encodeTurn: openaiChat.encodeTurn, encodeToolResults: openaiChat.encodeToolResults },
+  "openai-responses": {
+    read: openaiResponses.fromOpenAIResponses,
+    write: openaiResponses.toOpenAIResponses,
+    encodeTurn: openaiResponses.encodeTurn,
+    encodeToolResults: openaiResponses.encodeToolResults,
+  },
+  gemini: { read: gemini.fromGemini, write: gemini.toGemini, encodeTurn: gemini.encodeTurn, encodeToolResults: gemini.encodeToolResults },
+  bedrock: { read: bedrock.fromBedrock, write: bedrock.toBedrock, encodeTurn: bedrock.encodeTurn, encodeToolResults: bedrock.encodeToolResults },
+};
+
+function list(messages: readonly unknown[]): readonly unknown[] {
+  if (!Array.isArray(messages)) throw new TypeError("a history is a list of messages");
+  return messages;
+}
+
+/** Provider messages (Responses: input items, Gemini: contents) → neutral, one to one. */
+export function toNeutral(messages: readonly unknown[], format: HistoryFormat): Message[] {
+  return FORMATS[format].read(list(messages));
+}
+
+/** Neutral → provider messages. */
+export function fromNeutral(messages: readonly Message[], format: HistoryFormat): unknown[] {
+  return FORMATS[format].write(messages);
+}
+
+/** Every fault that would make `format` reject the history, in message order. */
+export function checkHistory(messages: readonly unknown[], format: HistoryFormat, options: HistoryOptions = {}): Fault[] {
+  return checkMessages(toNeutral(messages, format), format, options);
+}
+
+export interface RepairResult {
+  /** The repaired history in the same format. Messages the repair did not touch are copies of the input's. */
+  messages: unknown[];
+  edits: Edit[];
+  /** Replaced call ids and the originals they stand for. */
+  idMap: IdMap;
+  /** Faults the policy left in place; empty unless the policy says `keep`. */
+  remaining: Fault[];
+}
+
+/** Repairs every fault of the history; a history without faults comes back unchanged, with no edits. */
+export function repairHistory(messages: readonly unknown[], format: HistoryFormat, policy: RepairPolicy = {}): RepairResult {
+  const input = list(messages);
+  const neutral = toNeutral(input, format);
+  const outcome = repairMessages(neutral, format, policy);
+  if (outcome.edits.length === 0) return { messages: input.map((message) => clone(message)), edits: [], idMap: outcome.idMap, remaining: outcome.remaining };
+  const output = outcome.messages.flatMap((message, index) => {
+    const origin = outcome.origins[index] ?? null;
+    // An untouched message goes back exactly as it came, whatever the converter would write.
+    if (origin !== null && jsonEqual(message, neutral[origin])) return [clone(input[origin])];
+    return fromNeutral([message], format);
+  });
+  return { messages: output, edits: outcome.edits, idMap: outcome.idMap, remaining: checkHistory(output, format, policy) };
+}
+
+export interface ConvertResult extends RepairResult {
+  /** System text lifted out of the messages, for formats that take it as a separate request field. */
+  system: string | null;
+  /** What had no equivalent in the target and was left out. */
+  notes: string[];
+}
+
+/**
+ * Moves a history to another format: results are regrouped the target's way, reasoning and blocks
+ * the target cannot verify are left out, then the result is repaired for the target (ids the
+ * target rejects are renamed, and so on). Edit indices refer to the regrouped history.
+ */
+export function convertHistory(messages: readonly unknown[], from: HistoryFormat, to: HistoryFormat, policy: RepairPolicy = {}): ConvertResult {
+  if (from === to) return { ...repairHistory(messages, to, policy), system: null, notes: [] };
+  const adapted = adaptMessages(toNeutral(messages, from), to, { sameProvider: false });
+  const outcome = repairMessages(adapted.messages, to, policy);
+  const output = fromNeutral(outcome.messages, to);
+  return { messages: output, edits: outcome.edits, idMap: outcome.idMap, remaining: checkHistory(output, to, policy), system: adapted.system, notes: adapted.notes };
+}
+
+/**
+ * A decoded turn as the assistant message(s) of `format`: arguments as objects, the thinking,
+ * `reasoning_content`, `thoughtSignature` and reasoning items the provider requires kept (when the
+ * turn came from that provider), and calls that cannot run made safe (see `EncodeTurnOptions`).
+ */
+export function encodeTurn(turn: DecodedTurn, format: HistoryFormat, options?: EncodeTurnOptions): EncodedTurn {
+  return FORMATS[format].encodeTurn(turn, options);
+}
+
+/** Tool results as `format` wants them after an assistant turn (one user message, or tool messages / output items). */
+export function encodeToolResults(results: readonly ToolResultInput[], format: HistoryFormat): unknown[] {
+  return FORMATS[format].encodeToolResults(results);
+}

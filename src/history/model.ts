@@ -1,0 +1,269 @@
+/**
+ * The neutral conversation model: one shape for the histories of every provider format, so that
+ * pairing can be checked and repaired once and a history can move between providers.
+ *
+ * Each format converter maps one provider message (Responses: one input item) to exactly one
+ * neutral message, so a neutral index is also the provider index that faults and edits report.
+ * Provider fields that carry no meaning here are kept in `native` so that a message converts back
+ * to its own format unchanged.
+ */
+import type { ToolCallErrorCode } from "../types.js";
+import { isPlainObject, jsonEqual } from "../json/equal.js";
+
+export const HISTORY_FORMATS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock"] as const;
+export type HistoryFormat = (typeof HISTORY_FORMATS)[number];
+
+export function isHistoryFormat(value: unknown): value is HistoryFormat {
+  return typeof value === "string" && (HISTORY_FORMATS as readonly string[]).includes(value);
+}
+
+/** `tool` messages hold tool results only (OpenAI `tool` messages, Responses `function_call_output` items). */
+export type Role = "system" | "user" | "assistant" | "tool";
+
+export interface TextPart {
+  type: "text";
+  text: string;
+  native?: Record<string, unknown>;
+}
+
+/** Thinking / reasoning in any of its provider forms. Opaque fields are replayed verbatim. */
+export interface ReasoningPart {
+  type: "reasoning";
+  text: string;
+  /** Anthropic/Bedrock thinking signature, Gemini `thoughtSignature` on a thought part. */
+  signature?: string;
+  /** Anthropic `redacted_thinking.data`, Bedrock `redactedContent`. */
+  redacted?: string;
+  /** Responses reasoning item id (`rs_…`). */
+  id?: string;
+  /** Responses reasoning summary texts. */
+  summary?: string[];
+  /** Responses `encrypted_content`. */
+  encryptedContent?: string;
+  native?: Record<string, unknown>;
+}
+
+export interface CallError {
+  code: ToolCallErrorCode;
+  /** Written for the model: what was wrong and what to do. */
+  message: string;
+}
+
+export interface ToolCallPart {
+  type: "tool_call";
+  id: string;
+  name: string;
+  /** The arguments object, or null when the call's arguments are unusable (see `error`). */
+  arguments: Record<string, unknown> | null;
+  error?: CallError;
+  /**
+   * The unparseable argument text exactly as a provider history held it. Present only on calls read
+   * from a history: sending it again is the fault `invalid_call`. Decoded turns never set it.
+   */
+  rawArguments?: string;
+  /** The provider's own spelling of the arguments string, reused while it still parses to `arguments`. */
+  argumentsText?: string;
+  /** Gemini `thoughtSignature` carried by the functionCall part. */
+  signature?: string;
+  /** Responses function_call item id (`fc_…`), distinct from the call id. */
+  itemId?: string;
+  /** The provider sent no id (Gemini before v3); `id` was minted locally and is not sent back. */
+  syntheticId?: true;
+  /** A free-form (custom) tool: `arguments` is `{input: text}` and the text is sent back as text. */
+  custom?: true;
+  native?: Record<string, unknown>;
+}
+
+export type ResultContent =
+  | { type: "text"; text: string; native?: Record<string, unknown> }
+  | { type: "json"; value: unknown }
+  /** Images, documents and other blocks, kept in their provider form. */
+  | { type: "opaque"; value: unknown };
+
+export interface ToolResultPart {
+  type: "tool_result";
+  callId: string;
+  /** The called tool's name: Gemini requires it on every functionResponse. */
+  name?: string;
+  /** A string when the provider used a plain string, else a list of blocks. */
+  content: string | ResultContent[];
+  /** Tri-state on purpose: absent, `false` and `true` are distinct provider values. */
+  isError?: boolean;
+  syntheticId?: true;
+  native?: Record<string, unknown>;
+}
+
+/** A block with no neutral meaning (images, server tool blocks, …), replayed only in its own format. */
+export interface OpaquePart {
+  type: "opaque";
+  format: HistoryFormat;
+  value: unknown;
+}
+
+export type Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | OpaquePart;
+
+export interface Message {
+  role: Role;
+  parts: Part[];
+  /**
+   * How the provider spelled content that the parts cannot tell apart: a plain string (`"string"`),
+   * `null` (`"null"`) or no content field at all (`"absent"`). Absent means a list of blocks.
+   */
+  form?: "string" | "null" | "absent";
+  /** Provider fields outside the content, by provider name. */
+  native?: Record<string, unknown>;
+  /** Set when the provider message could not be read; `raw` is replayed unchanged. */
+  invalid?: string;
+  raw?: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const isRecord = isPlainObject;
+
+/** Sets an own property, also for keys such as `__proto__` that plain assignment would not create. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Deep copy of JSON-like data; the core never mutates its inputs. */
+export function clone<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => clone(item)) as T;
+  if (isRecord(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) if (item !== undefined) put(out, key, clone(item));
+    return out as T;
+  }
+  return value;
+}
+
+/** The fields of `value` not named in `known`, or undefined when there are none. */
+export function leftovers(value: Record<string, unknown>, known: readonly string[]): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (known.includes(key) || item === undefined) continue;
+    put((out ??= {}), key, clone(item));
+  }
+  return out;
+}
+
+export function calls(message: Message): ToolCallPart[] {
+  return message.parts.filter((part): part is ToolCallPart => part.type === "tool_call");
+}
+
+export function resultText(content: ToolResultPart["content"]): string {
+  if (typeof content === "string") return content;
+  return content
+    .map((item) => (item.type === "text" ? item.text : item.type === "json" ? JSON.stringify(item.value) : ""))
+    .filter((text) => text !== "")
+    .join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replaying calls whose arguments are unusable.
+
+/**
+ * The key of the object sent in place of unusable arguments. It tells the model why the call was
+ * not run, is never mistaken for a real empty-argument call (as `{}` would be), and lets a history
+ * read back restore the call as invalid.
+ */
+export const INVALID_ARGUMENTS_KEY = "toolwire_invalid_arguments";
+
+const ERROR_CODES: readonly ToolCallErrorCode[] = ["invalid_json", "truncated", "not_object"];
+
+export function invalidArgumentsPlaceholder(error: CallError): Record<string, unknown> {
+  return { [INVALID_ARGUMENTS_KEY]: { code: error.code, message: error.message } };
+}
+
+export function readInvalidArgumentsPlaceholder(value: unknown): CallError | null {
+  if (!isRecord(value)) return null;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || keys[0] !== INVALID_ARGUMENTS_KEY) return null;
+  const inner = value[INVALID_ARGUMENTS_KEY];
+  if (!isRecord(inner) || Object.keys(inner).length !== 2) return null;
+  const { code, message } = inner;
+  if (typeof message !== "string" || !ERROR_CODES.includes(code as ToolCallErrorCode)) return null;
+  return { code: code as ToolCallErrorCode, message };
+}
+
+export function defaultCallError(code: ToolCallErrorCode = "invalid_json"): CallError {
+  switch (code) {
+    case "truncated":
+      return { code, message: "The call's arguments were cut off before they were complete, so the call was not run." };
+    case "not_object":
+      return { code, message: "The call's arguments were not a JSON object, so the call was not run." };
+    default:
+      return { code: "invalid_json", message: "The call's arguments were not valid JSON, so the call was not run." };
+  }
+}
+
+/**
+ * The arguments to put on the wire for a call: the object, the raw text of a call read from a
+ * history (so that an unrepaired history converts back unchanged), or the placeholder.
+ */
+export function wireArguments(call: ToolCallPart): { value: Record<string, unknown> } | { raw: string } {
+  if (call.arguments !== null) return { value: call.arguments };
+  if (call.rawArguments !== undefined) return { raw: call.rawArguments };
+  return { value: invalidArgumentsPlaceholder(call.error ?? defaultCallError()) };
+}
+
+/**
+ * The arguments as a JSON value, for formats that send an object (Anthropic, Gemini, Bedrock).
+ * Unparseable text read from a history goes back as it came: a JSON value if it is one, else text.
+ */
+export function wireArgumentsValue(call: ToolCallPart): unknown {
+  const wire = wireArguments(call);
+  if (!("raw" in wire)) return wire.value;
+  try {
+    return JSON.parse(wire.raw) as unknown;
+  } catch {
+    return wire.raw;
+  }
+}
+
+/** Each part written by `write`, leaving out the parts it has no form for (it returns null). */
+export function writeParts<T>(parts: readonly Part[], write: (part: Part) => T | null): T[] {
+  return parts.flatMap((part) => {
+    const written = write(part);
+    return written === null ? [] : [written];
+  });
+}
+
+/** Reads an arguments object from the wire; the inverse of `wireArguments`. */
+export function readArguments(value: unknown): Pick<ToolCallPart, "arguments" | "error" | "rawArguments"> {
+  const placeholder = readInvalidArgumentsPlaceholder(value);
+  if (placeholder) return { arguments: null, error: placeholder };
+  if (isRecord(value)) return { arguments: clone(value) };
+  return { arguments: null, error: defaultCallError("not_object"), rawArguments: JSON.stringify(value) ?? "null" };
+}
+
+/** Reads an arguments string (OpenAI Chat, Responses); the inverse of `wireArgumentsText`. */
+export function readArgumentsText(text: string): Pick<ToolCallPart, "arguments" | "error" | "rawArguments" | "argumentsText"> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { arguments: null, error: defaultCallError("invalid_json"), rawArguments: text };
+  }
+  const read = readArguments(value);
+  if (read.rawArguments !== undefined) return { ...read, rawArguments: text };
+  if (read.arguments !== null && JSON.stringify(read.arguments) !== text) return { ...read, argumentsText: text };
+  return read;
+}
+
+/** The arguments as a string for OpenAI Chat and Responses, keeping the provider's own spelling. */
+export function wireArgumentsText(call: ToolCallPart): string {
+  const wire = wireArguments(call);
+  if ("raw" in wire) return wire.raw;
+  if (call.argumentsText !== undefined && call.arguments !== null && sameJson(call.argumentsText, call.arguments)) return call.argumentsText;
+  return JSON.stringify(wire.value);
+}
+
+function sameJson(text: string, value: unknown): boolean {
+  try {
+    // Responses servers send `""` for a call without arguments.
+    return jsonEqual(text.trim() === "" ? {} : JSON.parse(text), value);
+  } catch {
+    return false;
+  }
+}

@@ -19,7 +19,9 @@ differences of every file that differs, and a summary line.
 
   --json   one JSON document: {"files": [rows], "summary": {...}, "line": "..."}
 
-Files without an expectation are listed as "no expectation"; they are not failures.
+Files without an expectation are listed as "no expectation"; they are not failures. Fuzz
+regression files (testdata/regressions/) are skipped unless named: they record invariant
+violations, not expected turns, and the test suite replays them.
 
 Exit codes: 0 every expectation holds; 1 a file differs from its expectation or could not be
 decoded or checked; 2 usage error; 3 a path cannot be read.`;
@@ -32,7 +34,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
   }
   const roots = parsed.positionals.length > 0 ? parsed.positionals : ["testdata"];
-  const files = await collectFiles(roots, ctx.cwd);
+  // Fuzz regressions hold invariant counterexamples, not expected turns: test/fuzz replays them.
+  const files = (await collectFiles(roots, ctx.cwd)).filter((path) => !/[\\/]regressions[\\/]/.test(relative(ctx.cwd, path)) || roots.some((root) => /regressions/.test(root)));
   if (files.length === 0) throw new CliError(`no .ndjson files under ${roots.join(", ")}`, EXIT.input);
   const base = await displayBase(roots, ctx.cwd);
 

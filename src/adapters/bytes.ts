@@ -39,22 +39,22 @@ export function createByteDecoder(provider: ProviderName, options: ByteDecoderOp
     if (ended) return [];
     ended = true;
     const out = feed(framer.finish());
-    const framing = framingDiagnostics();
-    out.push(...framing);
+    for (const event of framingDiagnostics()) out.push(event);
     const trailing = decoder.end();
     const finishEvent = trailing.find((event) => event.type === "finish");
     if (finishEvent && finishEvent.type === "finish") {
       // Framing findings belong on the turn too, so a stored turn explains itself.
-      finishEvent.turn.diagnostics.push(...(framer.diagnostics ?? []));
+      // A loop, not a spread: spreading a long array overflows the call stack.
+      for (const diagnostic of framer.diagnostics ?? []) finishEvent.turn.diagnostics.push(diagnostic);
     }
-    out.push(...trailing);
+    for (const event of trailing) out.push(event);
     return out;
   };
 
   return {
     push(chunk) {
       const out = feed(framer.push(chunk));
-      if (framer.diagnostics && framer.diagnostics.length > reportedFramer) out.push(...framingDiagnostics());
+      if (framer.diagnostics && framer.diagnostics.length > reportedFramer) for (const event of framingDiagnostics()) out.push(event);
       return out;
     },
     end,

@@ -1,15 +1,30 @@
+import { createFramer, defaultFraming, type Framer, type FramingName } from "../framing/framer.js";
+import { resolveLimits } from "../limits.js";
+import type { StreamingDecoder } from "../providers/codec.js";
 import { createDecoder } from "../providers/registry.js";
-import type { CodecEvent, DecodedTurn, ProviderEvent, ProviderName } from "../types.js";
-import { createByteDecoder, type ByteDecoderOptions } from "./bytes.js";
+import type { CodecEvent, DecodedTurn, Diagnostic, ProviderEvent, ProviderName, TruncationCause } from "../types.js";
+import type { ByteDecoderOptions } from "./bytes.js";
+import { isRecording, Recorder, type Recording } from "./record.js";
+import { cancelSdkStream, providerEventFromSdkError, toProviderEvent, type SdkEventOf } from "./sdk.js";
+import { isStopped, Watchdog, type Stopped, type WatchdogOptions } from "./watchdog.js";
 
 /**
- * What `decodeStream` accepts: a fetch `Response`, a byte `ReadableStream`, or an async iterable
- * of byte chunks, text chunks, or already-parsed provider payloads (what the official SDKs'
- * raw streams yield).
+ * What `decodeStream` accepts for provider `P`: a fetch `Response`, a byte `ReadableStream`, an
+ * async iterable of byte or text chunks, or an async iterable of parsed events: what the official
+ * SDKs' streams yield (`anthropic.messages.create({stream: true})`, `anthropic.messages.stream()`,
+ * `openai.chat.completions.create({stream: true})`, `openai.responses.create({stream: true})`),
+ * or `{data, event?}` provider events. Any of these may be wrapped by `record`.
  */
-export type StreamSource = Response | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string | object>;
+export type StreamSourceFor<P extends ProviderName> =
+  | Response
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array | string>
+  | AsyncIterable<SdkEventOf<P> | ProviderEvent>;
 
-export type DecodeStreamOptions = ByteDecoderOptions;
+/** Any source, for any provider. */
+export type StreamSource = StreamSourceFor<ProviderName> | Recording<StreamSourceFor<ProviderName>>;
+
+export interface DecodeStreamOptions extends ByteDecoderOptions, WatchdogOptions {}
 
 function isResponse(source: unknown): source is Response {
   return typeof Response !== "undefined" && source instanceof Response;
@@ -19,53 +34,260 @@ function isReadableStream(source: unknown): source is ReadableStream<Uint8Array>
   return typeof ReadableStream !== "undefined" && source instanceof ReadableStream;
 }
 
-async function* iterateReadable<T>(stream: ReadableStream<T>): AsyncGenerator<T> {
+/** A source opened for reading, with a way to stop it that works while a read is pending. */
+interface OpenSource {
+  next(): Promise<IteratorResult<unknown>>;
+  /** Stops the underlying request (a timeout, an abort, a consumer that stopped reading). */
+  cancel(reason: unknown): void;
+  /** Lets go of a source that ended normally. */
+  release(): void;
+}
+
+function openReadable(stream: ReadableStream<Uint8Array> | null): OpenSource {
+  if (!stream) return { next: async () => ({ done: true, value: undefined }), cancel() {}, release() {} };
   const reader = stream.getReader();
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
+  return {
+    next: () => reader.read() as Promise<IteratorResult<unknown>>,
+    cancel(reason) {
+      // Cancelling resolves a pending read and, for a fetch body, closes the connection.
+      reader.cancel(reason).catch(() => {});
+    },
+    release() {
+      reader.releaseLock();
+    },
+  };
+}
+
+function openSource(source: unknown): OpenSource {
+  if (isResponse(source)) return openReadable(source.body);
+  if (isReadableStream(source)) return openReadable(source);
+  if (typeof source !== "object" || source === null || typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") {
+    throw new TypeError("decodeStream: the source must be a Response, a ReadableStream, or an async iterable (an SDK stream).");
   }
+  const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  return {
+    next: () => iterator.next(),
+    cancel(reason) {
+      // An async generator cannot be returned while it awaits the network: abort the SDK's own
+      // request first, then ask the iterator to finish once its pending read settles.
+      cancelSdkStream(source, reason);
+      iterator.return?.().catch(() => {});
+    },
+    release() {},
+  };
 }
 
-function toIterable(source: StreamSource): AsyncIterable<Uint8Array | string | object> {
-  if (isResponse(source)) {
-    if (!source.body) return (async function* () {})();
-    return iterateReadable(source.body);
+function sourceFailure(error: unknown): Diagnostic {
+  const name = error instanceof Error ? error.name : typeof error;
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    code: "source_error",
+    severity: "error",
+    message: `Reading the stream failed (${name}: ${message}); the turn is incomplete and its open calls are truncated.`,
+    data: { name, message },
+  };
+}
+
+/**
+ * What a fetch Response's own metadata says about its body, when the caller did not choose a
+ * framing: Gemini answers in SSE or in one JSON array depending on `alt=sse`, and the content
+ * type tells which; an HTTP error carries one JSON object (read with the JSON-array framer, which
+ * takes a single object as one event) and deserves a diagnostic naming the status. Other content
+ * types are not trusted: OpenAI-compatible proxies often label SSE as JSON or text.
+ */
+function inspectResponse(provider: ProviderName, response: Response): { framing?: FramingName; diagnostic?: Diagnostic } {
+  const type = (response.headers.get("content-type") ?? "").toLowerCase();
+  const sse = type.includes("text/event-stream");
+  if (!response.ok) {
+    return {
+      ...(sse ? {} : { framing: "json-array" as const }),
+      diagnostic: {
+        code: "http_error",
+        severity: "error",
+        message: `The response has HTTP status ${response.status}${response.statusText ? ` (${response.statusText})` : ""}: no stream was served; its body was decoded as the provider's error.`,
+        data: { status: response.status },
+      },
+    };
   }
-  if (isReadableStream(source)) return iterateReadable(source);
-  return source;
+  if (provider === "gemini" && type.includes("application/json")) return { framing: "json-array" };
+  return {};
 }
 
-/** Wraps a payload object from an SDK iterable as a provider event, keeping an SSE-style name when it has one. */
-function asProviderEvent(item: object): ProviderEvent {
-  const type = (item as { type?: unknown }).type;
-  return typeof type === "string" ? { event: type, data: item } : { data: item };
-}
+/**
+ * Framing (for byte sources), recording and decoding as one pipeline. Framing findings are
+ * reported as they happen and attached to the finished turn, as `createByteDecoder` does.
+ */
+class Pipeline {
+  private framer: Framer | null = null;
+  private reportedFraming = 0;
+  private mode: "bytes" | "objects" | null = null;
+  private readonly decoder: StreamingDecoder;
+  private readonly extraDiagnostics: Diagnostic[] = [];
+  private framing: FramingName;
 
-/** Decodes a live stream into CodecEvents; the last event is always `finish` with the DecodedTurn. */
-export async function* decodeStream(provider: ProviderName, source: StreamSource, options: DecodeStreamOptions = {}): AsyncGenerator<CodecEvent> {
-  const bytes = createByteDecoder(provider, options);
-  // Parsed payloads skip framing; created lazily so byte streams pay nothing for it.
-  let objects: ReturnType<typeof createDecoder> | null = null;
-  for await (const item of toIterable(source)) {
+  recorder: Recorder | null = null;
+
+  constructor(
+    private readonly provider: ProviderName,
+    private readonly options: DecodeStreamOptions,
+  ) {
+    this.decoder = createDecoder(provider, options);
+    this.framing = options.framing ?? defaultFraming(provider);
+  }
+
+  /** Applies what a Response says about its body; returns the diagnostic to emit now, if any. */
+  inspect(response: Response): CodecEvent[] {
+    const found = inspectResponse(this.provider, response);
+    if (found.framing && this.options.framing === undefined) this.framing = found.framing;
+    if (!found.diagnostic) return [];
+    this.extraDiagnostics.push(found.diagnostic);
+    return [{ type: "diagnostic", diagnostic: found.diagnostic }];
+  }
+
+  push(item: unknown): CodecEvent[] {
     if (item instanceof Uint8Array || typeof item === "string") {
-      if (objects) throw new TypeError("decodeStream: a source must yield either bytes/text or parsed events, not both.");
-      yield* bytes.push(item);
-    } else {
-      objects ??= createDecoder(provider, options);
-      yield* objects.push(asProviderEvent(item));
+      if (this.mode === "objects") throw new TypeError("decodeStream: a source must yield either bytes/text or parsed events, not both.");
+      this.mode = "bytes";
+      this.framer ??= createFramer(this.framing, { maxLineLength: resolveLimits(this.options.limits).maxLineChars });
+      const out = this.feed(this.framer.push(item));
+      this.reportFraming(out);
+      return out;
+    }
+    if (typeof item !== "object" || item === null) {
+      throw new TypeError(`decodeStream: the source yielded ${item === null ? "null" : typeof item}; expected bytes, text or parsed event objects.`);
+    }
+    if (this.mode === "bytes") throw new TypeError("decodeStream: a source must yield either bytes/text or parsed events, not both.");
+    this.mode = "objects";
+    return this.feed([toProviderEvent(item)]);
+  }
+
+  /** An event that did not come through `push` (an SDK's thrown in-stream error). */
+  pushEvent(event: ProviderEvent): CodecEvent[] {
+    return this.feed([event]);
+  }
+
+  private feed(events: ProviderEvent[]): CodecEvent[] {
+    this.recorder?.add(events);
+    const out: CodecEvent[] = [];
+    for (const event of events) this.decoder.pushInto(event, out);
+    return out;
+  }
+
+  private reportFraming(out: CodecEvent[]): void {
+    const found = this.framer?.diagnostics ?? [];
+    for (; this.reportedFraming < found.length; this.reportedFraming++) {
+      out.push({ type: "diagnostic", diagnostic: found[this.reportedFraming] as Diagnostic });
     }
   }
-  yield* objects ? objects.end() : bytes.end();
+
+  /** Ends the stream: normally, or on the consumer's side with a diagnostic and a truncation cause. */
+  async end(abort?: { diagnostic: Diagnostic; cause: TruncationCause }): Promise<CodecEvent[]> {
+    // A last event without its blank line still arrived: flush it in every case.
+    const out = this.framer ? this.feed(this.framer.finish()) : [];
+    this.reportFraming(out);
+    const recordProblem = this.recorder ? await this.recorder.close() : null;
+    if (recordProblem) out.push({ type: "diagnostic", diagnostic: recordProblem });
+    const trailing = abort ? this.decoder.abort(abort.diagnostic, abort.cause) : this.decoder.end();
+    const finish = trailing.find((event) => event.type === "finish");
+    if (finish && finish.type === "finish") {
+      // Findings outside the decoder belong on the turn too, so a stored turn explains itself.
+      // Loops, not spreads: a hostile stream can leave more diagnostics than a call takes arguments.
+      for (const diagnostic of this.extraDiagnostics) finish.turn.diagnostics.push(diagnostic);
+      for (const diagnostic of this.framer?.diagnostics ?? []) finish.turn.diagnostics.push(diagnostic);
+      if (recordProblem) finish.turn.diagnostics.push(recordProblem);
+    }
+    for (const event of trailing) out.push(event);
+    return out;
+  }
+}
+
+/**
+ * Decodes a live stream into CodecEvents; the last event is always `finish` with the DecodedTurn.
+ *
+ * Calls are final as soon as the provider closes them (`tool_call_end` arrives with the block's
+ * stop, not at the end of the stream), so an agent may start a call while the turn goes on.
+ *
+ * The stream never throws for what happens to it: a timeout (`idleTimeoutMs`, `deadlineMs`), an
+ * abort through `signal`, or a source that fails (network error) ends the turn `incomplete`, with
+ * a diagnostic (`idle_timeout`, `deadline_exceeded`, `aborted`, `source_error`) and every open
+ * call truncated. An error the provider sent mid-stream, which the SDKs raise as an exception, is
+ * decoded as the provider's error event (status `error`). It throws only for misuse (an unknown
+ * provider, a source of the wrong kind). When the consumer stops reading early, or a bound trips,
+ * the source is cancelled (the SDKs' request is aborted, a fetch body cancelled).
+ */
+export async function* decodeStream<P extends ProviderName>(
+  provider: P,
+  source: StreamSourceFor<P> | Recording<StreamSourceFor<P>>,
+  options: DecodeStreamOptions = {},
+): AsyncGenerator<CodecEvent> {
+  const recording = isRecording(source) ? source : null;
+  // A recording's sequence name is the turn's too, unless the caller named the turn.
+  const recordedSequence = recording?.options.sequence;
+  if (recordedSequence !== undefined && recordedSequence !== null && options.sequence === undefined) options = { ...options, sequence: recordedSequence };
+  // In this order so that misuse (an unknown provider, a bad source) throws before anything is
+  // locked: the source's reader, the sink's writer.
+  const pipeline = new Pipeline(provider, options);
+  const inner: unknown = recording ? recording.source : source;
+  const input = openSource(inner);
+  if (recording) pipeline.recorder = new Recorder(provider, recording);
+  const watchdog = Watchdog.needed(options) ? new Watchdog(options, (stop) => input.cancel(stop.reason)) : null;
+  let settled = false;
+  try {
+    pipeline.recorder?.begin();
+    if (isResponse(inner)) yield* pipeline.inspect(inner);
+    while (true) {
+      let result: IteratorResult<unknown> | Stopped | null = null;
+      let failure: { error: unknown } | null = null;
+      try {
+        const read = input.next();
+        result = watchdog ? await watchdog.race(read) : await read;
+      } catch (error) {
+        failure = { error };
+      }
+      // Cancelling the source on a stop settles its pending read too (as done, or as an abort
+      // error): whatever the read says then, the stop is why the stream ended.
+      const stop = watchdog?.stopped;
+      if (stop) {
+        settled = true;
+        yield* await pipeline.end({ diagnostic: stop.diagnostic, cause: "aborted" });
+        return;
+      }
+      if (failure) {
+        settled = true;
+        const event = providerEventFromSdkError(provider, failure.error);
+        if (event) {
+          yield* pipeline.pushEvent(event);
+          yield* await pipeline.end();
+        } else {
+          yield* await pipeline.end({ diagnostic: sourceFailure(failure.error), cause: "stream_ended" });
+        }
+        return;
+      }
+      // A STOPPED result always comes with `watchdog.stopped` set, handled above.
+      if (result === null || isStopped(result)) continue;
+      if (result.done) break;
+      yield* pipeline.push(result.value);
+      if (pipeline.recorder) await pipeline.recorder.drain();
+    }
+    settled = true;
+    input.release();
+    yield* await pipeline.end();
+  } finally {
+    watchdog?.dispose();
+    // The consumer stopped reading (or decoding threw): free the request as the SDKs do on `break`.
+    if (!settled) {
+      input.cancel(new Error("decodeStream: the consumer stopped reading"));
+      await pipeline.recorder?.close();
+    }
+  }
 }
 
 /** Decodes a whole stream and returns the DecodedTurn. */
-export async function collectTurn(provider: ProviderName, source: StreamSource, options: DecodeStreamOptions = {}): Promise<DecodedTurn> {
+export async function collectTurn<P extends ProviderName>(
+  provider: P,
+  source: StreamSourceFor<P> | Recording<StreamSourceFor<P>>,
+  options: DecodeStreamOptions = {},
+): Promise<DecodedTurn> {
   let turn: DecodedTurn | null = null;
   for await (const event of decodeStream(provider, source, options)) {
     if (event.type === "finish") turn = event.turn;

@@ -1,5 +1,5 @@
 import { TurnBuilder, type TurnEnd } from "../assemble/turn.js";
-import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, ProviderEvent, ProviderName } from "../types.js";
+import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, ProviderEvent, ProviderName, TruncationCause } from "../types.js";
 
 /**
  * What a provider contributes: how to read one wire event into the turn builder, and what the end
@@ -22,6 +22,13 @@ export interface StreamingDecoder extends Decoder {
   pushInto(event: ProviderEvent, sink: CodecEvent[]): void;
   /** Finishes the stream and returns the trailing events (truncated calls, diagnostics, `finish`). */
   end(): CodecEvent[];
+  /**
+   * Ends the stream on the consumer's side (a timeout, an AbortSignal, a source that failed): like
+   * `end`, with `diagnostic` recorded first, and, unless the provider had already ended the turn
+   * (complete or error), the turn is `incomplete` and open calls are truncated with `cause`.
+   * A no-op after the decoder finished.
+   */
+  abort(diagnostic: Diagnostic, cause?: TruncationCause): CodecEvent[];
 }
 
 export function wrapCodec(provider: ProviderName, factory: CodecFactory, options: DecoderOptions = {}): StreamingDecoder {
@@ -29,8 +36,9 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
   const codec = factory(turn, options);
   let result: DecodedTurn | null = null;
 
-  const end = (): CodecEvent[] => {
+  const end = (abortedBy?: { diagnostic: Diagnostic; cause: TruncationCause }): CodecEvent[] => {
     if (result) return [];
+    if (abortedBy) turn.diagnostic(abortedBy.diagnostic);
     let outcome: TurnEnd;
     try {
       outcome = codec.end();
@@ -38,6 +46,9 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
       turn.diagnostic(internalError(error, "end"));
       outcome = { status: "incomplete", truncationCause: "stream_ended" };
     }
+    // A turn the provider had already ended keeps its status: only the wait for the connection to
+    // close was cut short, and calling that turn incomplete would make an agent drop a good turn.
+    if (abortedBy && outcome.status === "incomplete") outcome = { status: "incomplete", truncationCause: abortedBy.cause };
     const finished = turn.finish(outcome, codec.emptyMeansNoArguments);
     result = finished.turn;
     return finished.events;
@@ -67,7 +78,8 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
       pushInto(event, sink);
       return sink;
     },
-    end,
+    end: () => end(),
+    abort: (diagnostic, cause = "aborted") => end({ diagnostic, cause }),
     finish() {
       end();
       return result as DecodedTurn;

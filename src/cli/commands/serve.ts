@@ -1,0 +1,103 @@
+import { parseArgs } from "node:util";
+import { loadReplayStreams, ReplayLoadError, startReplayServer, type ReplayServer } from "../../node/replay-server.js";
+import { supportedProviders } from "../../providers/registry.js";
+import { isProviderName, type ProviderName } from "../../types.js";
+import { CliError, EXIT, type CliContext } from "../context.js";
+
+export const summary = "serve recorded streams over loopback HTTP as the provider would, for SDKs, fetch and agents under test";
+
+export const usage = `Usage: toolwire serve <file|dir>... [--port N] [--pace F] [--provider P]
+
+Serves the recorded streams in the given NDJSON files (directories are searched for *.ndjson)
+on http://127.0.0.1:<port> (loopback only) in each provider's wire format. Point an SDK's
+baseURL, or fetch, at it.
+
+  POST …/messages                               anthropic         SSE
+  POST …/chat/completions                       openai-chat       SSE
+  POST …/responses                              openai-responses  SSE
+  POST …/models/<model>:streamGenerateContent   gemini            SSE with ?alt=sse, else a JSON array
+  POST …/model/<id>/converse-stream             bedrock           binary event stream
+  POST …/model/<id>/invoke-with-response-stream anthropic         binary event stream, base64 chunks (Claude on Bedrock)
+  POST …/api/chat                               ollama            NDJSON
+  GET  /streams                                 the stream keys, as JSON
+
+A request gets the stream named by its x-toolwire-stream header or ?stream= query parameter
+(a key, or a unique suffix of one after '/' or '#'); otherwise the route's streams in turn, in
+file order (round robin per provider).
+
+  --port N       port to listen on (default: a free one, printed at start)
+  --pace F       replay at the recorded pace ('t' offsets) times F (1 = as recorded, 0.1 = 10x
+                 faster); per request: x-toolwire-pace header or ?pace=; default: no pauses
+  --provider P   serve every stream as provider P (${"anthropic, openai-chat, openai-responses, gemini, bedrock, ollama"});
+                 default: the records' provider field, else detection from the payloads
+
+Runs until interrupted (Ctrl-C). Exit codes: 0 stopped; 2 usage error; 3 unreadable file or
+provider not recognizable.`;
+
+interface ServeArgs {
+  paths: string[];
+  port: number;
+  pace: number | undefined;
+  provider: ProviderName | undefined;
+}
+
+function parse(args: string[]): ServeArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, options: { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" } } });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${values.port}'`, EXIT.usage);
+  const pace = values.pace === undefined ? undefined : Number(values.pace);
+  if (pace !== undefined && (!Number.isFinite(pace) || pace < 0)) throw new CliError(`--pace must be a non-negative number, got '${values.pace}'`, EXIT.usage);
+  if (values.provider !== undefined && !isProviderName(values.provider)) {
+    throw new CliError(`unknown provider '${values.provider}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
+  }
+  return { paths: positionals, port, pace, provider: values.provider as ProviderName | undefined };
+}
+
+/** Loads the streams and starts the server; `run` adds the wait for a signal. Tests call this. */
+export async function startServe(args: string[], ctx: CliContext): Promise<ReplayServer> {
+  const options = parse(args);
+  let streams;
+  try {
+    streams = await loadReplayStreams(options.paths, { cwd: ctx.cwd, ...(options.provider ? { provider: options.provider } : {}) });
+  } catch (error) {
+    if (error instanceof ReplayLoadError) throw new CliError(error.message, EXIT.input);
+    throw error;
+  }
+  if (streams.length === 0) throw new CliError(`no .ndjson files under ${options.paths.join(", ")}`, EXIT.input);
+  let server: ReplayServer;
+  try {
+    server = await startReplayServer({ streams, port: options.port, ...(options.pace !== undefined ? { pace: options.pace } : {}) });
+  } catch (error) {
+    throw new CliError(`cannot listen on 127.0.0.1:${options.port}: ${(error as Error).message}`, EXIT.input);
+  }
+  const counts = new Map<string, number>();
+  for (const stream of streams) counts.set(stream.provider, (counts.get(stream.provider) ?? 0) + 1);
+  ctx.out(
+    `toolwire serve: ${streams.length} stream(s) (${[...counts].map(([provider, count]) => `${provider} ${count}`).join(", ")}) on ${server.url}\n` +
+      `  list them: GET ${server.url}/streams; pick one with the x-toolwire-stream header or ?stream=<key>\n`,
+  );
+  return server;
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const server = await startServe(args, ctx);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await server.close();
+  ctx.err("toolwire serve: stopped\n");
+  return EXIT.ok;
+}

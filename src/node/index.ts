@@ -1,0 +1,12 @@
+// Node-only helpers (`toolwire/node`): the replay server and a file sink for `record`.
+export {
+  createReplayHandler,
+  loadReplayStreams,
+  ReplayLoadError,
+  startReplayServer,
+  type ReplayHandlerOptions,
+  type ReplayServer,
+  type ReplayServerOptions,
+  type ReplayStream,
+} from "./replay-server.js";
+export { fileSink, type FileSinkOptions } from "./record-file.js";

@@ -1,0 +1,418 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { readFile, readdir, stat } from "node:fs/promises";
+import { basename, join, relative, resolve } from "node:path";
+import { encodeEventStreamMessage, type EventStreamHeaderValue } from "../framing/aws-eventstream.js";
+import { parseRecords } from "../framing/records.js";
+import { detectProvider } from "../providers/detect.js";
+import type { ProviderEvent, ProviderName } from "../types.js";
+
+/**
+ * A loopback HTTP server that plays recorded streams back as the provider would send them, so
+ * that the real SDKs, `fetch`, and an agent under test can be pointed at recordings (`baseURL`).
+ *
+ * Routes (matched on the end of the path, so any base path works):
+ *   POST …/messages                               anthropic         SSE, `event:` lines
+ *   POST …/chat/completions                       openai-chat       SSE, data lines
+ *   POST …/responses                              openai-responses  SSE, `event:` lines
+ *   POST …/models/<model>:streamGenerateContent   gemini            SSE with `alt=sse`, else one JSON array
+ *   POST …/model/<id>/converse-stream             bedrock           application/vnd.amazon.eventstream
+ *   POST …/model/<id>/invoke-with-response-stream anthropic         event stream of base64 `chunk` frames
+ *                                                 (Claude on Bedrock: the Messages events, wrapped)
+ *   POST …/api/chat                               ollama            NDJSON
+ *   GET  /streams                                 the list of stream keys, as JSON
+ *
+ * Which stream a request gets: the one named by the `x-toolwire-stream` header or the `stream`
+ * query parameter (a key from /streams, or a unique suffix of one after a `/` or `#`); otherwise
+ * the route's streams in turn, in file order, starting over after the last (round robin per
+ * provider). Pacing by the records' `t` (ms since the stream started) is off unless the server's
+ * `pace` option, the `x-toolwire-pace` header or the `pace` query parameter gives a factor
+ * (1 = as recorded, 0.1 = ten times faster).
+ */
+
+export interface ReplayStream {
+  /** `<file path without .ndjson, relative to the path it was found under>`, plus `#<sequence>` if named. */
+  key: string;
+  file: string;
+  sequence: string | null;
+  provider: ProviderName;
+  events: ProviderEvent[];
+  times?: (number | undefined)[];
+}
+
+export class ReplayLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReplayLoadError";
+  }
+}
+
+/** Reads NDJSON record files (directories are searched for `*.ndjson`) into keyed streams. */
+export async function loadReplayStreams(paths: readonly string[], options: { cwd?: string; provider?: ProviderName } = {}): Promise<ReplayStream[]> {
+  const streams: ReplayStream[] = [];
+  for (const path of paths) {
+    const absolute = resolve(options.cwd ?? process.cwd(), path);
+    let info;
+    try {
+      info = await stat(absolute);
+    } catch {
+      throw new ReplayLoadError(`cannot read '${path}': no such file or directory`);
+    }
+    const files = info.isDirectory()
+      ? (await readdir(absolute, { recursive: true })).filter((entry) => entry.endsWith(".ndjson")).sort().map((entry) => join(absolute, entry))
+      : [absolute];
+    const root = info.isDirectory() ? absolute : resolve(absolute, "..");
+    for (const file of files) {
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch (error) {
+        throw new ReplayLoadError(`cannot read '${file}': ${(error as Error).message}`);
+      }
+      let parsed;
+      try {
+        parsed = parseRecords(text);
+      } catch (error) {
+        throw new ReplayLoadError(`'${file}': ${(error as Error).message}`);
+      }
+      const name = relative(root, file).replace(/\\/g, "/").replace(/\.ndjson$/, "");
+      for (const stream of parsed) {
+        let provider: ProviderName;
+        try {
+          provider = options.provider ?? stream.provider ?? detectProvider(stream.events);
+        } catch (error) {
+          throw new ReplayLoadError(`'${file}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}: ${(error as Error).message}`);
+        }
+        streams.push({
+          key: stream.sequence === null ? name : `${name}#${stream.sequence}`,
+          file,
+          sequence: stream.sequence,
+          provider,
+          events: stream.events,
+          ...(stream.times ? { times: stream.times } : {}),
+        });
+      }
+    }
+  }
+  return streams;
+}
+
+export interface ReplayHandlerOptions {
+  /** Default pacing factor for every response; off when absent. */
+  pace?: number;
+  /** Called once per served request (tests use it to see what was requested; never logged by default). */
+  onServe?: (info: { provider: ProviderName; key: string; path: string }) => void;
+}
+
+export interface ReplayServerOptions extends ReplayHandlerOptions {
+  streams: readonly ReplayStream[];
+  /** 0 (the default) picks a free port. */
+  port?: number;
+}
+
+export interface ReplayServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  readonly streams: readonly ReplayStream[];
+  /** Stops listening and ends every open response. */
+  close(): Promise<void>;
+}
+
+interface Route {
+  provider: ProviderName;
+  wire: "sse" | "json-array" | "eventstream" | "eventstream-chunks" | "ndjson";
+  /** Whether the request must ask for a stream in its JSON body (`stream: true`). */
+  needsStreamFlag: boolean;
+}
+
+function route(path: string, query: URLSearchParams): Route | null {
+  if (path.endsWith("/messages")) return { provider: "anthropic", wire: "sse", needsStreamFlag: true };
+  if (path.endsWith("/chat/completions")) return { provider: "openai-chat", wire: "sse", needsStreamFlag: true };
+  if (path.endsWith("/responses")) return { provider: "openai-responses", wire: "sse", needsStreamFlag: true };
+  if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", wire: query.get("alt") === "sse" ? "sse" : "json-array", needsStreamFlag: false };
+  if (/\/model\/[^/]+\/converse-stream$/.test(path)) return { provider: "bedrock", wire: "eventstream", needsStreamFlag: false };
+  if (/\/model\/[^/]+\/invoke-with-response-stream$/.test(path)) return { provider: "anthropic", wire: "eventstream-chunks", needsStreamFlag: false };
+  if (path.endsWith("/api/chat")) return { provider: "ollama", wire: "ndjson", needsStreamFlag: false };
+  return null;
+}
+
+const CONTENT_TYPES: Record<Route["wire"], string> = {
+  sse: "text/event-stream; charset=utf-8",
+  "json-array": "application/json; charset=utf-8",
+  eventstream: "application/vnd.amazon.eventstream",
+  "eventstream-chunks": "application/vnd.amazon.eventstream",
+  ndjson: "application/x-ndjson",
+};
+
+/** The request-id header each provider sends, so SDKs that surface it find one. */
+const REQUEST_ID_HEADER: Record<ProviderName, string> = {
+  anthropic: "request-id",
+  "openai-chat": "x-request-id",
+  "openai-responses": "x-request-id",
+  gemini: "x-goog-request-id",
+  bedrock: "x-amzn-requestid",
+  ollama: "x-request-id",
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One event in the provider's wire format. */
+function encodeEvent(provider: ProviderName, wire: Route["wire"], event: ProviderEvent, first: boolean): string | Uint8Array {
+  let data = event.data;
+  let name = event.event;
+  if ((wire === "sse" || wire === "eventstream-chunks") && (provider === "anthropic" || provider === "openai-responses") && isRecord(data)) {
+    // These providers put the event name both on the `event:` line and in the payload's `type`.
+    // Recordings keep only one of them at times (chunk-per-line fixtures lose the name; kilroy's
+    // hand-written records omit `type`), and SDK users see only the payload, so both are restored.
+    if (name === undefined && typeof data.type === "string") name = data.type;
+    if (name !== undefined && name !== "error" && data.type === undefined) data = { type: name, ...data };
+  }
+  const payload = typeof data === "string" ? data : JSON.stringify(data ?? null);
+  switch (wire) {
+    case "sse": {
+      let out = name !== undefined ? `event: ${name}\n` : "";
+      for (const line of payload.split("\n")) out += `data: ${line}\n`;
+      return out + "\n";
+    }
+    case "json-array":
+      return (first ? "[" : ",\r\n") + payload;
+    case "ndjson":
+      return payload + "\n";
+    case "eventstream":
+      return encodeFrame(event);
+    case "eventstream-chunks": {
+      if (event.event === "exception" || event.event === "error") return encodeFrame(event);
+      const bytes = new TextEncoder().encode(payload);
+      return encodeEventStreamMessage(
+        { ":event-type": "chunk", ":content-type": "application/json", ":message-type": "event" },
+        JSON.stringify({ bytes: Buffer.from(bytes).toString("base64") }),
+      );
+    }
+  }
+}
+
+function encodeFrame(event: ProviderEvent): Uint8Array {
+  const data = event.data;
+  if (event.event === "exception" && isRecord(data)) {
+    const { exceptionType, ...rest } = data;
+    const headers: Record<string, EventStreamHeaderValue> = { ":message-type": "exception", ":content-type": "application/json" };
+    if (typeof exceptionType === "string") headers[":exception-type"] = exceptionType;
+    return encodeEventStreamMessage(headers, JSON.stringify(rest));
+  }
+  if (event.event === "error" && isRecord(data) && ("errorCode" in data || "errorMessage" in data)) {
+    const headers: Record<string, EventStreamHeaderValue> = { ":message-type": "error" };
+    if (typeof data.errorCode === "string") headers[":error-code"] = data.errorCode;
+    if (typeof data.errorMessage === "string") headers[":error-message"] = data.errorMessage;
+    return encodeEventStreamMessage(headers, "");
+  }
+  const headers: Record<string, EventStreamHeaderValue> = { ":message-type": "event", ":content-type": "application/json" };
+  if (event.event !== undefined) headers[":event-type"] = event.event;
+  return encodeEventStreamMessage(headers, typeof data === "string" ? data : JSON.stringify(data ?? null));
+}
+
+function parsePace(value: string | null | undefined, fallback: number | undefined): number | undefined | Error {
+  if (value === null || value === undefined || value === "") return fallback;
+  const factor = Number(value);
+  if (!Number.isFinite(factor) || factor < 0) return new Error(`pace must be a non-negative number (1 = as recorded), got '${value}'`);
+  return factor;
+}
+
+/** Only loopback names: a page on another origin that rebinds its DNS to 127.0.0.1 is refused. */
+function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return true;
+  const name = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "").toLowerCase();
+  return name === "127.0.0.1" || name === "localhost" || name === "::1";
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** An error body in the shape both SDKs parse into their `APIError` message. */
+function sendError(res: ServerResponse, status: number, type: string, message: string): void {
+  sendJson(res, status, { type: "error", error: { type, message: `toolwire serve: ${message}` } });
+}
+
+async function readBody(req: IncomingMessage, limit = 16 * 1024 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new Error("request body too large");
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * The request handler on its own, to mount beside other routes (the browser test serves its page
+ * from the same origin). Returns false for a request it does not handle, leaving `res` untouched.
+ */
+export function createReplayHandler(streams: readonly ReplayStream[], options: ReplayHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const turns = new Map<ProviderName, number>();
+  let requests = 0;
+
+  const pick = (provider: ProviderName, wanted: string | null): ReplayStream | string => {
+    const candidates = streams.filter((stream) => stream.provider === provider);
+    if (wanted !== null) {
+      const exact = candidates.find((stream) => stream.key === wanted);
+      if (exact) return exact;
+      const suffix = candidates.filter((stream) => stream.key.endsWith(`/${wanted}`) || stream.key.endsWith(`#${wanted}`));
+      if (suffix.length === 1) return suffix[0] as ReplayStream;
+      if (suffix.length > 1) return `stream '${wanted}' is ambiguous: ${suffix.map((stream) => stream.key).join(", ")}`;
+      const elsewhere = streams.find((stream) => stream.key === wanted);
+      return elsewhere
+        ? `stream '${wanted}' is a ${elsewhere.provider} stream; this route serves ${provider}`
+        : `no ${provider} stream named '${wanted}'; GET /streams lists them`;
+    }
+    if (candidates.length === 0) return `no ${provider} streams are loaded`;
+    const next = turns.get(provider) ?? 0;
+    turns.set(provider, next + 1);
+    return candidates[next % candidates.length] as ReplayStream;
+  };
+
+  return (req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (!isLoopbackHost(req.headers.host)) {
+      sendError(res, 403, "permission_error", `refusing Host '${req.headers.host ?? ""}': the replay server answers loopback names only`);
+      return true;
+    }
+    if (req.method === "GET" && url.pathname === "/streams") {
+      sendJson(res, 200, { streams: streams.map((stream) => ({ key: stream.key, provider: stream.provider, events: stream.events.length, timed: stream.times !== undefined })) });
+      return true;
+    }
+    const target = route(url.pathname, url.searchParams);
+    if (!target) return false;
+    if (req.method !== "POST") {
+      sendError(res, 405, "invalid_request_error", `${req.method ?? "?"} ${url.pathname}: streams are requested with POST`);
+      return true;
+    }
+    void serve(req, res, url, target).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 500, "api_error", (error as Error).message);
+      else res.destroy(error as Error);
+    });
+    return true;
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse, url: URL, target: Route): Promise<void> {
+    const body = await readBody(req);
+    if (target.needsStreamFlag || target.provider === "ollama") {
+      let parsed: unknown = null;
+      try {
+        parsed = body === "" ? null : JSON.parse(body);
+      } catch {
+        // Not JSON: the provider would reject it, and so does the replay.
+      }
+      const streamFlag = isRecord(parsed) ? parsed.stream : undefined;
+      const streaming = target.provider === "ollama" ? streamFlag !== false : streamFlag === true;
+      if (!streaming) {
+        sendError(res, 400, "invalid_request_error", "the replay server serves streams only: send `stream: true`");
+        return;
+      }
+    }
+    const header = req.headers["x-toolwire-stream"];
+    const wanted = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("stream");
+    const chosen = pick(target.provider, wanted ?? null);
+    if (typeof chosen === "string") {
+      sendError(res, 404, "not_found_error", chosen);
+      return;
+    }
+    const paceHeader = req.headers["x-toolwire-pace"];
+    const pace = parsePace((Array.isArray(paceHeader) ? paceHeader[0] : paceHeader) ?? url.searchParams.get("pace"), options.pace);
+    if (pace instanceof Error) {
+      sendError(res, 400, "invalid_request_error", pace.message);
+      return;
+    }
+    options.onServe?.({ provider: target.provider, key: chosen.key, path: url.pathname });
+    requests++;
+    res.writeHead(200, {
+      "content-type": CONTENT_TYPES[target.wire],
+      "cache-control": "no-cache",
+      [REQUEST_ID_HEADER[target.provider]]: `req_toolwire_replay_${requests}`,
+      "x-toolwire-stream": encodeURIComponent(chosen.key),
+    });
+    res.flushHeaders();
+    await writeEvents(res, target, chosen, pace);
+  }
+}
+
+async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStream, pace: number | undefined): Promise<void> {
+  let closed = false;
+  let wake: (() => void) | null = null;
+  const onClose = (): void => {
+    closed = true;
+    wake?.();
+  };
+  res.on("close", onClose);
+  const started = performance.now();
+  try {
+    for (let i = 0; i < stream.events.length; i++) {
+      const t = stream.times?.[i];
+      if (pace !== undefined && pace > 0 && t !== undefined) {
+        const due = started + t * pace - performance.now();
+        if (due > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, due);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = null;
+        }
+      }
+      // The client went away (an aborted request, a watchdog): stop, and hold no timer.
+      if (closed) return;
+      const chunk = encodeEvent(stream.provider, target.wire, stream.events[i] as ProviderEvent, i === 0);
+      if (!res.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          res.once("drain", resolve);
+        });
+        wake = null;
+        if (closed) return;
+      }
+    }
+    if (target.wire === "json-array") res.write(stream.events.length === 0 ? "[]" : "]");
+    res.end();
+  } finally {
+    res.off("close", onClose);
+  }
+}
+
+/** Starts a replay server on 127.0.0.1 (never another interface). */
+export async function startReplayServer(options: ReplayServerOptions): Promise<ReplayServer> {
+  const handler = createReplayHandler(options.streams, options);
+  const server: Server = createServer((req, res) => {
+    if (!handler(req, res)) sendError(res, 404, "not_found_error", `no route for ${req.method ?? "?"} ${req.url ?? ""}; see GET /streams and the routes in the README`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    streams: options.streams,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Paced responses and idle keep-alive sockets would hold close() open.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A short name for a stream, for listings. */
+export function streamLabel(stream: ReplayStream): string {
+  return `${stream.key} (${stream.provider}, ${stream.events.length} events${stream.times ? ", timed" : ""}) from ${basename(stream.file)}`;
+}

@@ -49,7 +49,10 @@ function gc(): void {
 }
 
 function timeSync(runs: number, fn: () => void): Measurement {
-  fn(); // warm-up
+  // Warm up until the JIT has settled: at least 5 runs and half a second, so that a decoder with
+  // more code paths than the baseline is not measured while still being compiled.
+  const warmStart = performance.now();
+  for (let i = 0; i < 5 || performance.now() - warmStart < 500; i++) fn();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     gc();

@@ -120,7 +120,7 @@ function escapeValue(c: number): string | undefined {
 }
 
 /** Characters gathered from small pieces before they are joined into one flat chunk. */
-const STRING_CHUNK = 128;
+const STRING_CHUNK = 1024;
 
 function setMember(frame: Frame, value: unknown): void {
   const container = frame.container;
@@ -166,6 +166,8 @@ export class IncrementalJsonParser {
   private strHead = "";
   private readonly strParts: string[] = [];
   private strPartsLength = 0;
+  /** The same pieces as `strParts`, as a short-lived rope, so publishing needs no join per push. */
+  private strTail = "";
   /**
    * A high surrogate kept out of the preview until its partner arrives, so a pair split across
    * pushes never shows as a lone surrogate. Flushed into `str` before anything else is appended.
@@ -644,17 +646,19 @@ export class IncrementalJsonParser {
 
   private appendStr(piece: string): void {
     this.strParts.push(piece);
+    this.strTail += piece;
     this.strPartsLength += piece.length;
     if (this.strPartsLength >= STRING_CHUNK) {
       this.strHead += this.strParts.join("");
       this.strParts.length = 0;
       this.strPartsLength = 0;
+      this.strTail = "";
     }
   }
 
-  /** The string so far, without consuming it (bounded work: at most one chunk of pieces is joined). */
+  /** The string so far, without consuming it: one rope node, no copying. */
   private peekStr(): string {
-    return this.strParts.length === 0 ? this.strHead : this.strHead + this.strParts.join("");
+    return this.strTail === "" ? this.strHead : this.strHead + this.strTail;
   }
 
   private takeStr(): string {
@@ -667,6 +671,7 @@ export class IncrementalJsonParser {
     this.strHead = "";
     this.strParts.length = 0;
     this.strPartsLength = 0;
+    this.strTail = "";
   }
 
   private fail(message: string, position: number): number {

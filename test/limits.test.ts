@@ -4,7 +4,12 @@ import { encodeSse } from "../src/framing/sse.js";
 import { repairArguments, looksCutOff } from "../src/json/repair.js";
 import { createDecoder } from "../src/providers/registry.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent } from "../src/types.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName } from "../src/types.js";
+import type { ByteDecoderOptions } from "../src/adapters/bytes.js";
+import { supportedProviders } from "../src/providers/registry.js";
+import { renderSpec, type TurnSpec } from "../src/testing/generators.js";
+import { rewriteArguments } from "../src/testing/shapes.js";
+import { encodeWire, framingsFor } from "../src/testing/wire.js";
 import { a, toolStream } from "./helpers/anthropic-events.js";
 
 function decode(events: ProviderEvent[], options: DecoderOptions = {}): DecodedTurn {
@@ -131,5 +136,136 @@ describe("no super-linear work on adversarial text", () => {
   it.each(adversarial.map((text, i) => [i, text] as const))("input %i", (_i, text) => {
     expect(() => repairArguments(text)).not.toThrow();
     expect(typeof looksCutOff(text)).toBe("boolean");
+  });
+});
+
+describe("limits hold through the byte decoder for every provider", () => {
+  const providers = supportedProviders();
+  const longCall = (length: number): TurnSpec => ({ text: ["hi"], calls: [{ id: "long1", name: "write", arguments: { s: "x".repeat(length) } }], fragmentSizes: [1_000_000], streamedArgs: false, callPerChunk: true });
+  const decodeBytes = (provider: ProviderName, bytes: Uint8Array, chunk: number, options: ByteDecoderOptions): DecodedTurn => {
+    const decoder = createByteDecoder(provider, options);
+    for (let at = 0; at < bytes.length; at += chunk) decoder.push(bytes.subarray(at, at + chunk));
+    return decoder.finish();
+  };
+
+  // Bedrock frames are length-prefixed and capped at 16 MiB by the event-stream spec instead.
+  it.each(providers.filter((p) => p !== "bedrock").flatMap((p) => framingsFor(p).map((framing) => [p, framing] as const)))(
+    "%s (%s): a line past maxLineChars stops framing, the same however the bytes are chunked",
+    (provider, framing) => {
+      const bytes = encodeWire(provider, renderSpec(provider, longCall(5000)), { framing });
+      const options = { framing, limits: { maxLineChars: 1000 } };
+      const whole = decodeBytes(provider, bytes, bytes.length, options);
+      expect(whole.status).not.toBe("complete");
+      expect(whole.diagnostics.map((d) => d.code)).toContain({ sse: "sse_buffer_exceeded", ndjson: "ndjson_line_too_long", "json-array": "json_array_element_too_long", "aws-eventstream": "" }[framing]);
+      expect(whole.toolCalls.every((call) => call.arguments === null)).toBe(true);
+      for (const chunk of [1, 7, 999, 1001]) expect(decodeBytes(provider, bytes, chunk, options), `chunks of ${chunk}`).toEqual(whole);
+    },
+  );
+
+  it.each(providers)("%s: the argument size cap holds for every argument source, whole objects included", (provider) => {
+    const bytes = encodeWire(provider, renderSpec(provider, longCall(5000)));
+    const turn = decodeBytes(provider, bytes, 4096, { limits: { maxArgumentChars: 1000 } });
+    expect(turn.toolCalls).toHaveLength(1);
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: null, error: { code: "too_large" } });
+    expect(turn.toolCalls[0]?.rawArguments.length).toBeLessThanOrEqual(1000);
+  });
+
+  it.each(providers)("%s: calls beyond the per-turn cap are dropped with a diagnostic", (provider) => {
+    const calls = [0, 1, 2, 3].map((i) => ({ id: `c${i}`, name: "t", arguments: { i } }));
+    const bytes = encodeWire(provider, renderSpec(provider, { text: [], calls, fragmentSizes: [4], streamedArgs: false, callPerChunk: true }));
+    const turn = decodeBytes(provider, bytes, 100, { limits: { maxCallsPerTurn: 2 } });
+    expect(turn.toolCalls.map((call) => call.arguments)).toEqual([{ i: 0 }, { i: 1 }]);
+    expect(turn.diagnostics.find((d) => d.code === "too_many_calls")?.data).toEqual({ dropped: 2 });
+  });
+});
+
+describe("nesting no recursion can follow", () => {
+  const deep = (n: number): string => '{"a":' + "[".repeat(n) + "]".repeat(n) + "}";
+
+  it("a start input nested past the cap fails the call; nothing is stringified", () => {
+    // Deep enough to pass the cap, shallow enough to reach the decoder (see the event guard below).
+    const events = toolStream(0, "toolu_1", "t", [], JSON.parse(deep(900)));
+    const turn = decode(events, { previews: true });
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: null, complete: true, error: { code: "too_deep" } });
+    expect(turn.diagnostics.map((d) => d.code)).toContain("start_input_too_deep");
+    expect(() => JSON.stringify(turn)).not.toThrow();
+  });
+
+  it("a final snapshot nested past the cap fails the call instead of throwing out of finish", () => {
+    const spec: TurnSpec = { text: [], calls: [{ id: "r1", name: "t", arguments: { a: 1 } }], fragmentSizes: [100], streamedArgs: false, callPerChunk: true };
+    const events = renderSpec("openai-responses", spec).map((event) => rewriteArguments("openai-responses", event, () => deep(50_000)) ?? event);
+    const decoder = createDecoder("openai-responses");
+    for (const event of events) decoder.push(event);
+    let turn: DecodedTurn | undefined;
+    expect(() => (turn = decoder.finish())).not.toThrow();
+    expect(turn?.toolCalls[0]).toMatchObject({ arguments: null, error: { code: "too_deep" } });
+    expect(() => JSON.stringify(turn)).not.toThrow();
+  });
+
+  it("an event nested past any call's reach is ignored before a decoder sees it, with a diagnostic", () => {
+    const turn = decode(toolStream(0, "toolu_1", "t", [], JSON.parse(deep(50_000))));
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.diagnostics.map((d) => d.code)).toContain("event_too_deep");
+    expect(() => JSON.stringify(turn)).not.toThrow();
+  });
+
+  it("diagnostic data, opaque blocks and raw usage are cut at a depth JSON.stringify can write", () => {
+    const value = JSON.parse(deep(900)) as unknown;
+    const turn = decode([
+      a.messageStart(),
+      { event: "future_event", data: { type: "future_event", value } },
+      { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: { type: "web_search_tool_result", content: value } } },
+      a.stop(0),
+      { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 1, nested: value } } },
+      a.messageStop(),
+    ]);
+    expect(() => JSON.stringify(turn)).not.toThrow();
+    expect(turn.status).toBe("complete");
+    expect(JSON.stringify(turn)).toContain("nested deeper than");
+  });
+
+  it("an exception while finalizing a call costs that call, not the stream", () => {
+    // SDK objects reach push() as they are: a toJSON that throws is something JSON never holds.
+    const input = { a: 1, toJSON: () => { throw new Error("boom"); } };
+    const decoder = createDecoder("anthropic");
+    for (const event of [a.messageStart(), a.toolStart(0, "toolu_1", "t", input), a.stop(0), a.toolStart(1, "toolu_2", "u"), a.json(1, '{"b":2}'), a.stop(1), a.messageDelta("tool_use"), a.messageStop()]) decoder.push(event);
+    let turn: DecodedTurn | undefined;
+    expect(() => (turn = decoder.finish())).not.toThrow();
+    expect(turn?.toolCalls[0]).toMatchObject({ arguments: null, complete: true, error: { code: "invalid_json" } });
+    expect(turn?.toolCalls[1]).toMatchObject({ arguments: { b: 2 }, error: null });
+    expect(turn?.diagnostics.map((d) => d.code)).toContain("internal_error");
+  });
+});
+
+describe("garbage is counted, not kept line by line", () => {
+  it("a body of non-JSON lines keeps a bounded number of diagnostics", () => {
+    for (const provider of ["anthropic", "ollama"] as const) {
+      const decoder = createByteDecoder(provider);
+      const line = provider === "ollama" ? "garbage\n" : "data: garbage\n\n";
+      for (let i = 0; i < 100; i++) decoder.push(line.repeat(500));
+      const turn = decoder.finish();
+      expect(turn.diagnostics.length, provider).toBeLessThan(300);
+      const suppressed = turn.diagnostics.find((d) => d.code === "diagnostics_suppressed")?.data as { counts: Record<string, number> };
+      expect(Object.values(suppressed.counts).reduce((x, y) => x + y, 0)).toBeGreaterThan(49_000);
+    }
+  });
+});
+
+describe("framing stays linear on adversarial line structure", () => {
+  const inputs: Array<[string, string]> = [
+    ["a million CRs", "\r".repeat(1_000_000)],
+    ["CR LF pairs", "\r\n".repeat(500_000)],
+    ["one long line", "data: " + "x".repeat(2_000_000)],
+    ["alternating short lines", "a\rb\n".repeat(50_000)],
+  ];
+  it.each(inputs)("%s", (_name, text) => {
+    const started = Date.now();
+    for (const provider of ["anthropic", "ollama"] as const) {
+      const decoder = createByteDecoder(provider, { limits: { maxLineChars: 1_000_000 } });
+      for (let at = 0; at < text.length; at += 65_536) expect(() => decoder.push(text.slice(at, at + 65_536))).not.toThrow();
+      expect(() => decoder.finish()).not.toThrow();
+    }
+    // Linear work here takes a second or two; a quadratic pass over these inputs takes minutes.
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });

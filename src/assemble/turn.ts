@@ -13,7 +13,29 @@ import type {
   Usage,
 } from "../types.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
+import { exceedsDepth } from "../json/finalize.js";
 import { ToolCallAssembler, type ToolCallInit } from "./tool-call.js";
+
+/**
+ * Deepest nesting kept in data the turn carries verbatim (diagnostic data, opaque blocks, raw
+ * usage and errors, provider fields). Deeper values are replaced by a note: a consumer's
+ * JSON.stringify would otherwise overflow the stack on a turn built from a hostile stream.
+ */
+const VERBATIM_DEPTH = 320;
+
+/**
+ * Diagnostics kept per code. A stream of garbage lines yields one diagnostic per line, each many
+ * times the size of its line: past this count they are only counted, in `diagnostics_suppressed`.
+ */
+const DIAGNOSTICS_PER_CODE = 100;
+
+function omitted(what: string): { omitted: string } {
+  return { omitted: `${what} nested deeper than ${VERBATIM_DEPTH} levels; not kept` };
+}
+
+function bounded<T>(value: T, what: string): T | { omitted: string } {
+  return typeof value === "object" && value !== null && exceedsDepth(value, VERBATIM_DEPTH) ? omitted(what) : value;
+}
 
 export interface OpenCallInit extends Omit<ToolCallInit, "index"> {
   start?: unknown;
@@ -54,6 +76,8 @@ export class TurnBuilder {
   private droppedCalls = 0;
   private droppedCallsDiagnostic: Diagnostic | null = null;
   private readonly detached = new WeakSet<ToolCallAssembler>();
+  private readonly diagnosticCounts = new Map<string, number>();
+  private suppressed: Diagnostic | null = null;
 
   constructor(
     readonly provider: ProviderName,
@@ -115,6 +139,23 @@ export class TurnBuilder {
   }
 
   diagnostic(diagnostic: Diagnostic): void {
+    const seen = (this.diagnosticCounts.get(diagnostic.code) ?? 0) + 1;
+    this.diagnosticCounts.set(diagnostic.code, seen);
+    if (seen > DIAGNOSTICS_PER_CODE) {
+      if (!this.suppressed) {
+        this.suppressed = {
+          code: "diagnostics_suppressed",
+          severity: "warning",
+          message: `More than ${DIAGNOSTICS_PER_CODE} diagnostics of one kind; the rest are only counted (data.counts).`,
+          data: { counts: {} as Record<string, number> },
+        };
+        this.diagnostic(this.suppressed);
+      }
+      const counts = (this.suppressed.data as { counts: Record<string, number> }).counts;
+      Object.defineProperty(counts, diagnostic.code, { value: (Object.hasOwn(counts, diagnostic.code) ? (counts[diagnostic.code] as number) : 0) + 1, enumerable: true, writable: true, configurable: true });
+      return;
+    }
+    if (diagnostic.data !== undefined) diagnostic.data = bounded(diagnostic.data, "The data");
     this.diagnostics.push(diagnostic);
     this.out.push({ type: "diagnostic", diagnostic });
   }
@@ -139,6 +180,7 @@ export class TurnBuilder {
   }
 
   openCall(init: OpenCallInit): ToolCallAssembler {
+    if (init.providerFields && exceedsDepth(init.providerFields, VERBATIM_DEPTH)) init = { ...init, providerFields: omitted("The provider fields") };
     const list = init.kind === "server" ? this.serverCalls : this.calls;
     const call = new ToolCallAssembler(
       { ...init, index: list.length },
@@ -212,7 +254,21 @@ export class TurnBuilder {
     if (this.detached.has(call)) return call.end(options).call;
     const done = this.finishedCalls.get(call);
     if (done) return done;
-    const { call: result, diagnostics } = call.end(options);
+    let ended: ReturnType<ToolCallAssembler["end"]>;
+    try {
+      ended = call.end(options);
+    } catch (error) {
+      // finish() must not throw: a finalize bug costs this call, reported, not the turn.
+      const reason = error instanceof Error ? error.message : String(error);
+      ended = { call: call.fail(options.complete, reason), diagnostics: [] };
+      this.diagnostic({
+        code: "internal_error",
+        severity: "error",
+        message: `toolwire failed while finalizing call ${call.index}: ${reason}. Please report this with the recorded stream.`,
+        callIndex: call.index,
+      });
+    }
+    const { call: result, diagnostics } = ended;
     this.finishedCalls.set(call, result);
     for (const diagnostic of diagnostics) this.diagnostic(diagnostic);
     this.out.push({ type: "tool_call_end", call: result });
@@ -286,6 +342,17 @@ export class TurnBuilder {
       .join("");
   }
 
+  /** Provider data kept as sent, bounded in depth so that the turn always serializes. */
+  private boundVerbatimData(): void {
+    this.blocks = this.blocks.map((block) => {
+      if (block.type === "opaque" && exceedsDepth(block.value, VERBATIM_DEPTH)) return { ...block, value: omitted("The block") };
+      if (block.type === "text" && block.citations && exceedsDepth(block.citations, VERBATIM_DEPTH)) return { ...block, citations: [] };
+      return block;
+    });
+    if (this.usage && exceedsDepth(this.usage.raw, VERBATIM_DEPTH)) this.usage = { ...this.usage, raw: omitted("The usage") };
+    if (this.error?.raw !== undefined && exceedsDepth(this.error.raw, VERBATIM_DEPTH)) this.error = { ...this.error, raw: omitted("The error") };
+  }
+
   /** Finalizes every open call as truncated and builds the turn. Idempotent. */
   finish(end: TurnEnd, emptyMeansNoArguments: boolean): { turn: DecodedTurn; events: CodecEvent[] } {
     if (this.turn) return { turn: this.turn, events: [] };
@@ -294,6 +361,7 @@ export class TurnBuilder {
       this.endCall(call, { complete: false, truncationCause: end.truncationCause, emptyMeansNoArguments });
     }
     const resultOf = (call: ToolCallAssembler): ToolCall => this.finishedCalls.get(call) as ToolCall;
+    this.boundVerbatimData();
     const turn: DecodedTurn = {
       sequence: this.options.sequence ?? null,
       provider: this.provider,

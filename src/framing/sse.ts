@@ -47,30 +47,67 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
   let pending: ProviderEvent[] = [];
   const diagnostics: Diagnostic[] = [];
   let failed = false;
+  const maxLength = options.maxBufferSize;
+  const lines = maxLength !== undefined ? createLineMeter(maxLength) : null;
+
+  const exceeded = (): void => {
+    failed = true;
+    diagnostics.push({
+      code: "sse_buffer_exceeded",
+      severity: "error",
+      message: `An SSE line or event exceeded ${maxLength ?? "the"} characters; the rest of the stream was not read.`,
+    });
+  };
 
   const onEvent = (message: EventSourceMessage): void => {
+    if (failed) return;
+    // Whole events are measured too: the parser only measures what waits for a line end, which
+    // would make the outcome depend on how the bytes were chunked.
+    if (maxLength !== undefined && message.data.length > maxLength) {
+      exceeded();
+      return;
+    }
     const event: ProviderEvent = { data: parseSseData(message.data) };
     if (message.event !== undefined) event.event = message.event;
     pending.push(event);
   };
+  const lineErrors = new Map<string, { count: number; first: string | null }>();
   const onError = (error: ParseError): void => {
     if (error.type === "max-buffer-size-exceeded") {
-      failed = true;
-      diagnostics.push({
-        code: "sse_buffer_exceeded",
-        severity: "error",
-        message: `An SSE line or event exceeded ${options.maxBufferSize ?? "the"} characters; the rest of the stream was not read.`,
-      });
+      if (!failed) exceeded();
     } else {
-      diagnostics.push({ code: `sse_${error.type.replace(/-/g, "_")}`, severity: "info", message: error.message });
+      // One diagnostic per kind, counted: a body of garbage lines would otherwise hold one object
+      // per line, many times the size of the input.
+      const code = `sse_${error.type.replace(/-/g, "_")}`;
+      const seen = lineErrors.get(code);
+      if (seen) {
+        seen.count++;
+      } else {
+        const data = { count: 1, first: error.line === undefined ? null : error.line.slice(0, 200) };
+        lineErrors.set(code, data);
+        diagnostics.push({ code, severity: "info", message: error.message, data });
+      }
     }
   };
   const parser = createParser({
     onEvent,
     onError,
     onComment: options.onComment,
-    maxBufferSize: options.maxBufferSize,
+    // A backstop for data lines piling up in one event: it can only trip once the event's data is
+    // past the limit anyway (a line is at most maxLength), so it agrees with the checks above.
+    maxBufferSize: maxLength !== undefined ? 2 * maxLength + 16 : undefined,
   });
+
+  /** Feeds the parser up to the first line over the limit, so that what came before it still counts. */
+  const feedMeasured = (text: string): void => {
+    const overflow = lines ? lines.feed(text) : -1;
+    const fits = overflow < 0 ? text : text.slice(0, overflow);
+    if (fits.length > 0) parser.feed(fits);
+    if (overflow < 0) return;
+    // A CR the parser holds back (it might start a CRLF) still ends the line before the long one.
+    if (fits.endsWith("\r")) parser.feed("\n");
+    if (!failed) exceeded();
+  };
 
   const drain = (): ProviderEvent[] => {
     const out = pending;
@@ -83,17 +120,51 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
     push(chunk) {
       if (failed) return [];
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      if (text.length > 0) parser.feed(text);
+      feedMeasured(text);
       return drain();
     },
     finish() {
       if (!failed) {
-        const tail = decoder.decode();
-        if (tail.length > 0) parser.feed(tail);
+        feedMeasured(decoder.decode());
+        if (failed) return drain();
         // A last event without its blank line still counts: the bytes arrived.
         parser.feed("\n\n");
       }
       return drain();
+    },
+  };
+}
+
+/**
+ * Measures SSE lines across chunks (CR, LF and CRLF all end a line). `feed` returns -1 while every
+ * line fits `max` characters, else the offset in `text` where the first line over it starts (0
+ * when it started in an earlier chunk). Linear: each line end is found once.
+ */
+function createLineMeter(max: number): { feed(text: string): number } {
+  let current = 0;
+  let failed = false;
+  return {
+    feed(text) {
+      if (failed) return 0;
+      let start = 0;
+      let nextLf = text.indexOf("\n");
+      let nextCr = text.indexOf("\r");
+      while (true) {
+        if (nextLf >= 0 && nextLf < start) nextLf = text.indexOf("\n", start);
+        if (nextCr >= 0 && nextCr < start) nextCr = text.indexOf("\r", start);
+        const end = nextLf < 0 ? nextCr : nextCr < 0 ? nextLf : Math.min(nextLf, nextCr);
+        const length = current + (end < 0 ? text.length : end) - start;
+        if (length > max) {
+          failed = true;
+          return current > 0 ? 0 : start;
+        }
+        if (end < 0) {
+          current = length;
+          return -1;
+        }
+        current = 0;
+        start = end + 1;
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import { TurnBuilder, type TurnEnd } from "../assemble/turn.js";
+import { resolveLimits } from "../limits.js";
 import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, ProviderEvent, ProviderName, TruncationCause } from "../types.js";
 
 /**
@@ -33,6 +34,10 @@ export interface StreamingDecoder extends Decoder {
 
 export function wrapCodec(provider: ProviderName, factory: CodecFactory, options: DecoderOptions = {}): StreamingDecoder {
   const turn = new TurnBuilder(provider, options);
+  // Below this, decoders see the event and fail a too-deep call by itself (too_deep); above it,
+  // JSON.stringify of the event would risk the stack, so the event never reaches a decoder.
+  const maxEventDepth = Math.max(resolveLimits(options.limits).maxDepth + 16, 1024);
+  let lateEvents: { count: number } | null = null;
   const codec = factory(turn, options);
   let result: DecodedTurn | null = null;
 
@@ -56,8 +61,25 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
 
   const pushInto = (event: ProviderEvent, sink: CodecEvent[]): void => {
     if (result) {
-      // The turn is already handed out: report on it, but do not change its content.
-      result.diagnostics.push({ code: "event_after_finish", severity: "warning", message: "An event arrived after the decoder finished; it was ignored.", data: event });
+      // The turn is already handed out: report on it (once, with a count), but do not change its content.
+      if (lateEvents) lateEvents.count++;
+      else {
+        lateEvents = { count: 1 };
+        result.diagnostics.push({ code: "event_after_finish", severity: "warning", message: "Events arrived after the decoder finished; they were ignored.", data: lateEvents });
+      }
+      return;
+    }
+    // No tool call can nest this deep and be accepted (limits.maxDepth), and every decoder would
+    // otherwise have to guard each JSON.stringify of a whole object against a stack overflow.
+    if (nestsDeeperThan(event.data, maxEventDepth)) {
+      turn.emitInto(sink, () =>
+        turn.diagnostic({
+          code: "event_too_deep",
+          severity: "error",
+          message: `An event nests deeper than ${maxEventDepth} levels, far past what any call may hold (limits.maxDepth); it was ignored.`,
+          data: { event: event.event ?? null },
+        }),
+      );
       return;
     }
     turn.emitInto(sink, () => {
@@ -94,4 +116,45 @@ function internalError(error: unknown, where: string, event?: ProviderEvent) {
     message: `toolwire failed while handling ${where === "push" ? "an event" : "the end of the stream"}: ${error instanceof Error ? error.message : String(error)}. Please report this with the recorded stream.`,
     data: event,
   };
+}
+
+/** Reused by every call: the depth check runs on every event, so it allocates nothing per node. */
+const depthNodes: unknown[] = [];
+const depthLevels: number[] = [];
+
+/** True when `value` nests deeper than `max` levels; iterative, stops at the first proof. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  depthNodes.length = 0;
+  depthLevels.length = 0;
+  depthNodes.push(value);
+  depthLevels.push(1);
+  let found = false;
+  while (depthNodes.length > 0) {
+    const node = depthNodes.pop() as object;
+    const level = depthLevels.pop() as number;
+    if (level > max) {
+      found = true;
+      break;
+    }
+    if (Array.isArray(node)) {
+      for (const child of node) {
+        if (typeof child === "object" && child !== null) {
+          depthNodes.push(child);
+          depthLevels.push(level + 1);
+        }
+      }
+    } else {
+      for (const key in node) {
+        const child = (node as Record<string, unknown>)[key];
+        if (typeof child === "object" && child !== null) {
+          depthNodes.push(child);
+          depthLevels.push(level + 1);
+        }
+      }
+    }
+  }
+  depthNodes.length = 0;
+  depthLevels.length = 0;
+  return found;
 }

@@ -1,0 +1,175 @@
+import { encodeEventStreamMessage } from "../framing/aws-eventstream.js";
+import { defaultFraming, type FramingName } from "../framing/framer.js";
+import { isPlainObject } from "../json/equal.js";
+import type { ProviderEvent, ProviderName } from "../types.js";
+import { stringifyJson } from "./values.js";
+
+/**
+ * Provider events back to the bytes a server would send, with the freedoms each framing allows
+ * (line endings, comments, field order), so that properties can state "this freedom changes
+ * nothing". Deterministic: the same events and options always give the same bytes.
+ */
+
+export type LineEnding = "lf" | "crlf" | "cr";
+
+export interface WireOptions {
+  /** Framing to write; defaults to the provider's own (`defaultFraming`). */
+  framing?: FramingName;
+  lineEnding?: LineEnding;
+  /** Positions (event indices, taken modulo events + 1) before which a keep-alive goes: an SSE comment or a blank NDJSON line. */
+  keepAlives?: readonly number[];
+  /** SSE only: write `data:` before `event:` (Bedrock Mantle does). */
+  dataFirst?: boolean;
+}
+
+const utf8 = new TextEncoder();
+
+function newline(ending: LineEnding | undefined): string {
+  return ending === "crlf" ? "\r\n" : ending === "cr" ? "\r" : "\n";
+}
+
+function payloadText(data: unknown): string {
+  return typeof data === "string" ? data : stringifyJson(data === undefined ? null : data);
+}
+
+function keepAliveSlots(count: number, positions: readonly number[] | undefined): Map<number, number> {
+  const slots = new Map<number, number>();
+  for (const position of positions ?? []) {
+    const at = position % (count + 1);
+    slots.set(at, (slots.get(at) ?? 0) + 1);
+  }
+  return slots;
+}
+
+export function encodeSseText(events: readonly ProviderEvent[], options: WireOptions = {}): string {
+  const nl = newline(options.lineEnding);
+  const slots = keepAliveSlots(events.length, options.keepAlives);
+  const parts: string[] = [];
+  const keepAlive = (at: number): void => {
+    for (let k = slots.get(at) ?? 0; k > 0; k--) parts.push(`: keep-alive${nl}`);
+  };
+  events.forEach((event, i) => {
+    keepAlive(i);
+    const name = event.event !== undefined ? `event: ${event.event}${nl}` : "";
+    // Any line break inside a payload starts a new data line, as a server's SSE writer would do.
+    const data = payloadText(event.data)
+      .split(/\r\n|\r|\n/)
+      .map((line) => `data: ${line}${nl}`)
+      .join("");
+    parts.push(options.dataFirst ? data + name : name + data, nl);
+  });
+  keepAlive(events.length);
+  return parts.join("");
+}
+
+export function encodeNdjsonText(events: readonly ProviderEvent[], options: WireOptions = {}): string {
+  const nl = options.lineEnding === "crlf" ? "\r\n" : "\n";
+  const slots = keepAliveSlots(events.length, options.keepAlives);
+  const parts: string[] = [];
+  const keepAlive = (at: number): void => {
+    for (let k = slots.get(at) ?? 0; k > 0; k--) parts.push(nl);
+  };
+  events.forEach((event, i) => {
+    keepAlive(i);
+    const text = typeof event.data === "string" && !/[\r\n]/.test(event.data) ? event.data : stringifyJson(event.data ?? null);
+    parts.push(text, nl);
+  });
+  keepAlive(events.length);
+  return parts.join("");
+}
+
+export function encodeJsonArrayText(events: readonly ProviderEvent[], options: WireOptions = {}): string {
+  const nl = newline(options.lineEnding);
+  return "[" + events.map((event) => stringifyJson(event.data ?? null)).join("," + nl) + "]";
+}
+
+/**
+ * ConverseStream frames. Events in the framing's own form (`{event, data}`) keep their name as
+ * `:event-type`; SDK-wrapped one-key objects are unwrapped; exceptions and protocol errors get
+ * their own frame kinds, as the decoder reads them back.
+ */
+export function encodeEventStreamBytes(events: readonly ProviderEvent[]): Uint8Array {
+  const frames = events.map((event) => {
+    let name = event.event;
+    let body: unknown = event.data;
+    if (name === undefined && isPlainObject(body)) {
+      const keys = Object.keys(body);
+      if (keys.length === 1) {
+        name = keys[0] as string;
+        body = body[name];
+      }
+    }
+    if (name === "error" && isPlainObject(body) && ("errorCode" in body || "errorMessage" in body)) {
+      return encodeEventStreamMessage(
+        { ":message-type": "error", ":error-code": String(body.errorCode ?? ""), ":error-message": String(body.errorMessage ?? "") },
+        new Uint8Array(0),
+      );
+    }
+    if (name !== undefined && (name === "exception" || name.endsWith("Exception"))) {
+      const fields: Record<string, unknown> = isPlainObject(body) ? { ...body } : { payload: body };
+      const type = name === "exception" ? (typeof fields.exceptionType === "string" ? fields.exceptionType : "exception") : name;
+      delete fields.exceptionType;
+      return encodeEventStreamMessage({ ":message-type": "exception", ":exception-type": type, ":content-type": "application/json" }, stringifyJson(fields));
+    }
+    const headers: Record<string, string> = { ":message-type": "event", ":content-type": "application/json" };
+    if (name !== undefined) headers[":event-type"] = name;
+    return encodeEventStreamMessage(headers, payloadText(body));
+  });
+  return concatBytes(frames);
+}
+
+/** The bytes of `events` in `framing` (the provider's own by default). */
+export function encodeWire(provider: ProviderName, events: readonly ProviderEvent[], options: WireOptions = {}): Uint8Array {
+  const framing = options.framing ?? defaultFraming(provider);
+  switch (framing) {
+    case "sse":
+      return utf8.encode(encodeSseText(events, options));
+    case "ndjson":
+      return utf8.encode(encodeNdjsonText(events, options));
+    case "json-array":
+      return utf8.encode(encodeJsonArrayText(events, options));
+    case "aws-eventstream":
+      return encodeEventStreamBytes(events);
+  }
+}
+
+/** Framings a provider's bytes may arrive in (the fuzzer picks among them). */
+export function framingsFor(provider: ProviderName): FramingName[] {
+  if (provider === "gemini") return ["sse", "json-array"];
+  return [defaultFraming(provider)];
+}
+
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** Splits bytes at the given offsets (taken modulo length + 1, deduplicated, sorted). */
+export function splitBytes(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((x, y) => x - y);
+  const chunks: Uint8Array[] = [];
+  let start = 0;
+  for (const point of points) {
+    chunks.push(bytes.subarray(start, point));
+    start = point;
+  }
+  chunks.push(bytes.subarray(start));
+  return chunks;
+}
+
+/** Offsets just inside every multi-byte UTF-8 sequence: cutting there splits a character across chunks. */
+export function multibyteCutPoints(bytes: Uint8Array, limit = 64): number[] {
+  const cuts: number[] = [];
+  for (let i = 0; i < bytes.length && cuts.length < limit; i++) {
+    const byte = bytes[i] as number;
+    if (byte >= 0xc2 && byte <= 0xf4) cuts.push(i + 1 + (cuts.length % 2 === 1 && byte >= 0xe0 ? 1 : 0));
+  }
+  return cuts;
+}

@@ -1,0 +1,162 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { checkSchema, type SchemaProblem } from "../../schema/check.js";
+import { isPlainObject } from "../../schema/json-schema.js";
+import { sanitizeSchema, type SanitizeResult } from "../../schema/sanitize.js";
+import { findTarget, SCHEMA_TARGETS, TARGETS } from "../../schema/targets/index.js";
+import { CliError, EXIT, type CliContext, type CommandRunner } from "../context.js";
+
+export const summary = "check or sanitize a tool's JSON Schema for a provider (gemini, openai-strict, llamacpp…)";
+
+export const usage = `Usage: toolwire schema check <schema.json> --target T [--json]
+       toolwire schema sanitize <schema.json> --target T [--json]
+
+The file holds a parameter schema, a tool definition (OpenAI, Responses, Anthropic, MCP,
+Bedrock toolSpec) or a list of them (also {"tools": [...]}).
+
+  check      list what the target would reject or mishandle; exit 1 when anything is found
+  sanitize   print the file with each schema rewritten for the target (changes on stderr);
+             exit 1 when problems remain that cannot be fixed
+
+Targets: ${SCHEMA_TARGETS.join(", ")}
+Aliases: ${SCHEMA_TARGETS.flatMap((t) => TARGETS[t].aliases.map((a) => `${a} → ${t}`)).join(", ")}
+
+Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable or invalid input.
+`;
+
+interface Args {
+  action: "check" | "sanitize";
+  file: string;
+  target: string;
+  json: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  let target: string | undefined;
+  let json = false;
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--json") json = true;
+    else if (arg === "--target" || arg === "-t") {
+      target = argv[++i];
+      if (target === undefined) throw new CliError(`--target needs a value; valid targets: ${SCHEMA_TARGETS.join(", ")}`, EXIT.usage);
+    } else if (arg.startsWith("--target=")) target = arg.slice("--target=".length);
+    else if (arg.startsWith("-") && arg !== "-") throw new CliError(`unknown option '${arg}'\n${usage}`, EXIT.usage);
+    else positional.push(arg);
+  }
+  const [action, file, ...extra] = positional;
+  if (action !== "check" && action !== "sanitize") throw new CliError(`expected 'check' or 'sanitize'\n${usage}`, EXIT.usage);
+  if (file === undefined) throw new CliError(`missing <schema.json>\n${usage}`, EXIT.usage);
+  if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`, EXIT.usage);
+  if (target === undefined) throw new CliError(`missing --target; valid targets: ${SCHEMA_TARGETS.join(", ")}`, EXIT.usage);
+  if (!findTarget(target)) throw new CliError(`unknown target '${target}'; valid targets: ${SCHEMA_TARGETS.join(", ")}`, EXIT.usage);
+  return { action, file, target, json };
+}
+
+/** Where a schema sits inside the input document, so sanitize can put the rewritten one back. */
+interface Located {
+  name: string | null;
+  schema: unknown;
+  replace(schema: unknown): unknown;
+}
+
+function locate(doc: unknown): { items: Located[]; rebuild(items: unknown[]): unknown } {
+  if (Array.isArray(doc)) {
+    const items = doc.map((entry) => locateOne(entry));
+    return { items, rebuild: (schemas) => items.map((item, i) => item.replace(schemas[i])) };
+  }
+  if (isPlainObject(doc) && Array.isArray(doc.tools)) {
+    const items = doc.tools.map((entry) => locateOne(entry));
+    return { items, rebuild: (schemas) => ({ ...doc, tools: items.map((item, i) => item.replace(schemas[i])) }) };
+  }
+  const one = locateOne(doc);
+  return { items: [one], rebuild: (schemas) => one.replace(schemas[0]) };
+}
+
+function locateOne(entry: unknown): Located {
+  if (isPlainObject(entry)) {
+    const fn = entry.function;
+    if (isPlainObject(fn) && "parameters" in fn) {
+      return { name: nameOf(fn), schema: fn.parameters, replace: (s) => ({ ...entry, function: { ...fn, parameters: s } }) };
+    }
+    const spec = entry.toolSpec;
+    if (isPlainObject(spec) && isPlainObject(spec.inputSchema) && "json" in spec.inputSchema) {
+      const input = spec.inputSchema;
+      return { name: nameOf(spec), schema: input.json, replace: (s) => ({ ...entry, toolSpec: { ...spec, inputSchema: { ...input, json: s } } }) };
+    }
+    for (const key of ["input_schema", "inputSchema", "parameters", "parametersJsonSchema"]) {
+      if (key in entry && typeof entry.name === "string") {
+        return { name: nameOf(entry), schema: entry[key], replace: (s) => ({ ...entry, [key]: s }) };
+      }
+    }
+  }
+  return { name: null, schema: entry, replace: (s) => s };
+}
+
+function nameOf(value: Record<string, unknown>): string | null {
+  return typeof value.name === "string" ? value.name : null;
+}
+
+async function readDocument(file: string, ctx: CliContext): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(resolve(ctx.cwd, file), "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : error instanceof Error ? error.message : String(error);
+    throw new CliError(`cannot read ${file}: ${reason}`, EXIT.input);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CliError(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, EXIT.input);
+  }
+}
+
+function formatProblem(p: SchemaProblem): string {
+  return `  ${p.severity.padEnd(7)} ${p.path}  ${p.message} [${p.rule}${p.fixable ? ", fixable" : ""}]`;
+}
+
+export const run: CommandRunner = async (argv, ctx) => {
+  const args = parseArgs(argv);
+  const target = findTarget(args.target)!;
+  const doc = await readDocument(args.file, ctx);
+  const { items, rebuild } = locate(doc);
+  const label = (item: Located, i: number) => (item.name ?? (items.length > 1 ? `#${i}` : args.file));
+
+  if (args.action === "check") {
+    const results = items.map((item) => ({ name: item.name, problems: checkSchema(item.schema, target.name) }));
+    const total = results.reduce((n, r) => n + r.problems.length, 0);
+    if (args.json) {
+      ctx.out(JSON.stringify({ target: target.name, file: args.file, problems: total, results }) + "\n");
+    } else {
+      results.forEach((r, i) => {
+        if (r.problems.length === 0) ctx.out(`${label(items[i]!, i)}: ok for ${target.name}\n`);
+        else ctx.out(`${label(items[i]!, i)}: ${r.problems.length} problem${r.problems.length === 1 ? "" : "s"} for ${target.name}\n${r.problems.map(formatProblem).join("\n")}\n`);
+      });
+    }
+    return total > 0 ? EXIT.findings : EXIT.ok;
+  }
+
+  const results: SanitizeResult[] = items.map((item) => sanitizeSchema(item.schema, target.name));
+  const remaining = results.reduce((n, r) => n + r.problems.filter((p) => p.severity === "error").length, 0);
+  if (args.json) {
+    ctx.out(
+      JSON.stringify({
+        target: target.name,
+        file: args.file,
+        results: results.map((r, i) => ({ name: items[i]!.name, schema: r.schema, changes: r.changes, problems: r.problems, argumentMap: r.argumentMap })),
+        document: rebuild(results.map((r) => r.schema)),
+      }) + "\n",
+    );
+  } else {
+    ctx.out(JSON.stringify(rebuild(results.map((r) => r.schema)), null, 2) + "\n");
+    results.forEach((r, i) => {
+      const name = label(items[i]!, i);
+      if (r.changes.length === 0) ctx.err(`${name}: unchanged for ${target.name}\n`);
+      else ctx.err(`${name}: ${r.changes.length} change${r.changes.length === 1 ? "" : "s"} for ${target.name}\n${r.changes.map((c) => `  ${c.path}  ${c.message} [${c.rule}]`).join("\n")}\n`);
+      if (r.problems.length > 0) ctx.err(`${name}: still ${r.problems.length} problem${r.problems.length === 1 ? "" : "s"}\n${r.problems.map(formatProblem).join("\n")}\n`);
+    });
+  }
+  return remaining > 0 ? EXIT.findings : EXIT.ok;
+};

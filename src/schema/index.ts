@@ -1,0 +1,17 @@
+export { validateArguments, explainValue, isValid, describeReceived } from "./validate.js";
+export type { ValidationIssue, ValidationResult, ValidateOptions, IssueCode, PathSegment } from "./validate.js";
+export { coerceArguments } from "./coerce.js";
+export type { Coercion, CoercionKind } from "./coerce.js";
+export { compileSchema, SchemaCompileError } from "./compile.js";
+export { buildExample, requirementLines, renderValidationMessage, conditionText, formatPath, suggestKey } from "./hints.js";
+export { sanitizeSchema, restoreToolArguments, carryToolArguments, targetSchemaAsJsonSchema } from "./sanitize.js";
+export type { SanitizeResult, SchemaChange } from "./sanitize.js";
+export { checkSchema } from "./check.js";
+export type { SchemaProblem, TargetName } from "./check.js";
+export { carryArguments, restoreArguments } from "./value-map.js";
+export type { ArgumentMap, ValueMapStage, ValueMapNode } from "./value-map.js";
+export { SCHEMA_TARGETS, TARGETS, findTarget, resolveTarget, UnknownTargetError } from "./targets/index.js";
+export type { SchemaTarget, TargetDefinition } from "./targets/index.js";
+export { ROWS as SCHEMA_COMPAT_ROWS } from "./rules/rule.js";
+export type { Rule as SchemaRule, Severity as SchemaProblemSeverity } from "./rules/rule.js";
+export type { Schema, SchemaNode, JsonType } from "./json-schema.js";

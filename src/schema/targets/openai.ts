@@ -1,0 +1,14 @@
+import { COMMON_RULES } from "./common.js";
+import type { TargetDefinition } from "./types.js";
+
+/** OpenAI Chat Completions / Responses without `strict`, including the Codex backend. */
+export const openai: TargetDefinition = {
+  name: "openai",
+  title: "OpenAI",
+  aliases: ["openai-chat", "openai-responses", "codex"],
+  rules: [...COMMON_RULES],
+  sources: [
+    "Codex backend: \"schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level\" (Hermes agent).",
+    "Non-strict schemas are hints: other keywords pass through unchanged.",
+  ],
+};

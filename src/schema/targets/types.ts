@@ -1,0 +1,31 @@
+import type { SchemaNode } from "../json-schema.js";
+import type { Rule } from "../rules/rule.js";
+
+export const SCHEMA_TARGETS = [
+  "openai",
+  "openai-strict",
+  "anthropic",
+  "anthropic-strict",
+  "gemini",
+  "xai",
+  "llamacpp",
+  "kimi",
+  "fireworks",
+  "bedrock",
+] as const;
+
+export type SchemaTarget = (typeof SCHEMA_TARGETS)[number];
+
+export interface TargetDefinition {
+  name: SchemaTarget;
+  /** Column header in the compatibility table. */
+  title: string;
+  /** Other names accepted for the target (`ollama`, `lmstudio` for llamacpp…). */
+  aliases: readonly string[];
+  /** Applied in order by sanitizeSchema; all detected by checkSchema. */
+  rules: readonly Rule[];
+  /** Reads the target's dialect as standard JSON Schema (Gemini's `nullable` and string enums). */
+  toJsonSchema?(schema: SchemaNode): SchemaNode;
+  /** Where the rules come from, and how sure they are. */
+  sources: readonly string[];
+}

@@ -1,0 +1,3 @@
+import { sanitizerProperties } from "./sanitize-properties.js";
+
+sanitizerProperties(["xai", "llamacpp", "kimi", "fireworks"]);

@@ -1,0 +1,3 @@
+import { sanitizerProperties } from "./sanitize-properties.js";
+
+sanitizerProperties(["openai", "anthropic", "bedrock", "gemini"]);

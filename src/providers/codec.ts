@@ -125,36 +125,39 @@ const depthLevels: number[] = [];
 /** True when `value` nests deeper than `max` levels; iterative, stops at the first proof. */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
   if (typeof value !== "object" || value === null) return false;
-  depthNodes.length = 0;
-  depthLevels.length = 0;
-  depthNodes.push(value);
-  depthLevels.push(1);
-  let found = false;
-  while (depthNodes.length > 0) {
-    const node = depthNodes.pop() as object;
-    const level = depthLevels.pop() as number;
+  // An explicit stack with a top index: resetting an array's length on every event cost more
+  // than the walk itself on streams of tiny deltas.
+  let top = 0;
+  depthNodes[top] = value;
+  depthLevels[top] = 1;
+  top++;
+  while (top > 0) {
+    top--;
+    const node = depthNodes[top] as object;
+    const level = depthLevels[top] as number;
+    depthNodes[top] = undefined;
     if (level > max) {
-      found = true;
-      break;
+      for (let i = 0; i < top; i++) depthNodes[i] = undefined;
+      return true;
     }
     if (Array.isArray(node)) {
       for (const child of node) {
         if (typeof child === "object" && child !== null) {
-          depthNodes.push(child);
-          depthLevels.push(level + 1);
+          depthNodes[top] = child;
+          depthLevels[top] = level + 1;
+          top++;
         }
       }
     } else {
       for (const key in node) {
         const child = (node as Record<string, unknown>)[key];
         if (typeof child === "object" && child !== null) {
-          depthNodes.push(child);
-          depthLevels.push(level + 1);
+          depthNodes[top] = child;
+          depthLevels[top] = level + 1;
+          top++;
         }
       }
     }
   }
-  depthNodes.length = 0;
-  depthLevels.length = 0;
-  return found;
+  return false;
 }

@@ -250,7 +250,8 @@ export class ToolCallAssembler {
     );
   }
 
-  private tooLarge(complete: boolean): ToolCall {
+  /** A call refused by a limit: no arguments, the kept text, and an error the model can act on. */
+  private refused(complete: boolean, error: ToolCall["error"]): ToolCall {
     return {
       index: this.index,
       id: this.id,
@@ -260,30 +261,23 @@ export class ToolCallAssembler {
       source: null,
       complete,
       repairs: [],
-      error: {
-        code: "too_large",
-        message: `The arguments for \`${this.name}\` exceeded ${this.maxArgumentChars} characters; only the beginning was kept and the call was not executed. Send smaller arguments (split the work across several calls).`,
-      },
+      error,
       kind: this.kind,
     };
   }
 
+  private tooLarge(complete: boolean): ToolCall {
+    return this.refused(complete, {
+      code: "too_large",
+      message: `The arguments for \`${this.name}\` exceeded ${this.maxArgumentChars} characters; only the beginning was kept and the call was not executed. Send smaller arguments (split the work across several calls).`,
+    });
+  }
+
   private tooDeep(complete: boolean): ToolCall {
-    return {
-      index: this.index,
-      id: this.id,
-      name: this.name,
-      arguments: null,
-      rawArguments: this.deltaText,
-      source: null,
-      complete,
-      repairs: [],
-      error: {
-        code: "too_deep",
-        message: `The arguments for \`${this.name}\` nest more than ${String(this.maxDepth)} levels deep. The call was not executed; send flatter arguments.`,
-      },
-      kind: this.kind,
-    };
+    return this.refused(complete, {
+      code: "too_deep",
+      message: `The arguments for \`${this.name}\` nest more than ${String(this.maxDepth)} levels deep. The call was not executed; send flatter arguments.`,
+    });
   }
 
   /**

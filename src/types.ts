@@ -153,6 +153,7 @@ export interface DecodedTurn {
 /** Events emitted by the push core as the stream is decoded. */
 export type CodecEvent =
   | { type: "message_start"; messageId: string | null; model: string | null }
+  /** `index`: the block's position in `DecodedTurn.blocks` (unique per block, in every provider). */
   | { type: "text_delta"; index: number; text: string }
   | { type: "reasoning_delta"; index: number; text: string }
   | { type: "tool_call_start"; index: number; id: string; name: string; kind: "client" | "server" }

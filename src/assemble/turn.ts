@@ -57,6 +57,7 @@ type TextLikeBlock = Extract<ContentBlock, { type: "text" } | { type: "thinking"
 export class TurnBuilder {
   private out: CodecEvent[] = [];
   private blocks: ContentBlock[] = [];
+  private blockPositions = new WeakMap<ContentBlock, number>();
   private calls: ToolCallAssembler[] = [];
   private serverCalls: ToolCallAssembler[] = [];
   private finishedCalls = new Map<ToolCallAssembler, ToolCall>();
@@ -162,21 +163,30 @@ export class TurnBuilder {
 
   /** Opens a text-like block and returns it so the decoder can keep appending to it. */
   openBlock<B extends ContentBlock>(block: B): B {
+    this.blockPositions.set(block, this.blocks.length);
     this.blocks.push(block);
     return block;
+  }
+
+  /**
+   * The index text and reasoning deltas carry: the block's position in `turn.blocks`. Provider
+   * indexes are not unique per block (a Responses item holds several content parts).
+   */
+  private positionOf(block: ContentBlock): number {
+    return this.blockPositions.get(block) ?? this.blocks.indexOf(block);
   }
 
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
     if (text.length === 0 || !this.admit(text.length)) return;
     block.text += text;
-    this.out.push({ type: "text_delta", index: block.providerIndex ?? this.blocks.indexOf(block), text });
+    this.out.push({ type: "text_delta", index: this.positionOf(block), text });
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
     if (text.length === 0 || !this.admit(text.length)) return;
     if (block.type === "thinking") block.thinking += text;
     else block.text += text;
-    this.out.push({ type: "reasoning_delta", index: block.providerIndex ?? this.blocks.indexOf(block), text });
+    this.out.push({ type: "reasoning_delta", index: this.positionOf(block), text });
   }
 
   openCall(init: OpenCallInit): ToolCallAssembler {

@@ -222,7 +222,7 @@ export function checkTextConsistent(events: readonly CodecEvent[], turn: Decoded
   // A restarted message drops what came before; the deltas cannot be matched then.
   if (turn.diagnostics.some((d) => d.code === "message_restarted")) return [];
   // Blocks may fill in any order (several choices, interleaved blocks): compare block by block,
-  // a delta's index naming its block as `providerIndex`, else its position.
+  // a delta's index naming its block by its position in turn.blocks.
   const fromDeltas = { text: new Map<number, string>(), reasoning: new Map<number, string>() };
   for (const event of events) {
     const map = event.type === "text_delta" ? fromDeltas.text : event.type === "reasoning_delta" ? fromDeltas.reasoning : null;
@@ -230,7 +230,7 @@ export function checkTextConsistent(events: readonly CodecEvent[], turn: Decoded
   }
   const fromBlocks = { text: new Map<number, string>(), reasoning: new Map<number, string>() };
   turn.blocks.forEach((block, position) => {
-    const index = block.providerIndex ?? position;
+    const index = position;
     if (block.type === "text") fromBlocks.text.set(index, (fromBlocks.text.get(index) ?? "") + block.text);
     else if (block.type === "thinking") fromBlocks.reasoning.set(index, (fromBlocks.reasoning.get(index) ?? "") + block.thinking);
     else if (block.type === "reasoning") fromBlocks.reasoning.set(index, (fromBlocks.reasoning.get(index) ?? "") + block.text);

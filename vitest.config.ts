@@ -6,5 +6,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ["default", "./test/summary-reporter.ts"],
+    setupFiles: ["./test/setup-fast-check.ts"],
   },
 });

@@ -119,6 +119,20 @@ export class TurnBuilder {
    * Runs `fn` with events appended straight to `sink`: the hot path of byte decoding, which
    * then allocates no intermediate array per wire event.
    */
+  /**
+   * Redirects emitted events to `sink` until `restoreSink` (the per-event hot path uses this pair
+   * rather than `emitInto`, which allocates a closure per event).
+   */
+  redirectTo(sink: CodecEvent[]): CodecEvent[] {
+    const own = this.out;
+    this.out = sink;
+    return own;
+  }
+
+  restoreSink(own: CodecEvent[]): void {
+    this.out = own;
+  }
+
   emitInto(sink: CodecEvent[], fn: () => void): void {
     const own = this.out;
     this.out = sink;

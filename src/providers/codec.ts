@@ -82,14 +82,15 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
       );
       return;
     }
-    turn.emitInto(sink, () => {
-      try {
-        codec.push(event);
-      } catch (error) {
-        // A decoder bug must not take the stream down: report it and keep going.
-        turn.diagnostic(internalError(error, "push", event));
-      }
-    });
+    const own = turn.redirectTo(sink);
+    try {
+      codec.push(event);
+    } catch (error) {
+      // A decoder bug must not take the stream down: report it and keep going.
+      turn.diagnostic(internalError(error, "push", event));
+    } finally {
+      turn.restoreSink(own);
+    }
   };
 
   return {

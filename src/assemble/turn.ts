@@ -324,6 +324,15 @@ export class TurnBuilder {
     this.error = error;
   }
 
+  /**
+   * Why calls still open at the end of the stream are truncated: a mid-stream error, else the
+   * provider's output token limit (`hitTokenLimit`, read from its own stop value), else the stream
+   * simply ended.
+   */
+  openCallTruncationCause(hitTokenLimit: boolean): TruncationCause {
+    return this.error ? "stream_error" : hitTokenLimit ? "max_tokens" : "stream_ended";
+  }
+
   get hasError(): boolean {
     return this.error !== null;
   }

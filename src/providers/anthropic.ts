@@ -1,6 +1,6 @@
 import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
+import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
@@ -314,7 +314,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
         message: started ? "The stream ended without message_stop; the turn is incomplete." : "The stream ended before any message event.",
       });
     }
-    const truncationCause: TruncationCause = turn.hasError ? "stream_error" : stopReason === "max_tokens" ? "max_tokens" : "stream_ended";
+    const truncationCause = turn.openCallTruncationCause(stopReason === "max_tokens");
     return { status, truncationCause };
   };
 

@@ -1,6 +1,6 @@
 import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
+import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
@@ -326,7 +326,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     } else if (status === "complete" && !sawMetadata) {
       turn.diagnostic({ code: "metadata_missing", severity: "info", message: "The stream ended without a metadata event; no usage is known." });
     }
-    const truncationCause: TruncationCause = turn.hasError ? "stream_error" : stopReason === "max_tokens" ? "max_tokens" : "stream_ended";
+    const truncationCause = turn.openCallTruncationCause(stopReason === "max_tokens");
     return { status, truncationCause };
   };
 

@@ -325,7 +325,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
     }
     const finished = finishRaw !== null;
     const status: TurnStatus = turn.hasError ? "error" : finished ? "complete" : "incomplete";
-    const truncationCause: TruncationCause = turn.hasError ? "stream_error" : finishRaw === "MAX_TOKENS" ? "max_tokens" : "stream_ended";
+    const truncationCause = turn.openCallTruncationCause(finishRaw === "MAX_TOKENS");
     if (streaming) closeStreaming(false, truncationCause);
     if (status === "incomplete") {
       turn.diagnostic({

@@ -108,7 +108,9 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
   const diagnostics: Diagnostic[] = [];
   const prior = ctx.priorRepairs ?? [];
   const deltaText = sources.deltaText;
-  const hasDelta = deltaText.trim().length > 0;
+  // A value the incremental parser already completed proves there is text: trimming would flatten
+  // a long rope (a copy of the whole arguments) that nobody may ever read.
+  const hasDelta = sources.deltaValue !== undefined || deltaText.trim().length > 0;
   const startText = sources.start ? JSON.stringify(sources.start) : "";
 
   if (!ctx.complete) {

@@ -119,6 +119,9 @@ function escapeValue(c: number): string | undefined {
   }
 }
 
+/** `escapeValue` as a table over ASCII, for the scan loop; `u` and invalid escapes are undefined. */
+const SIMPLE_ESCAPES: Array<string | undefined> = Array.from({ length: 0x80 }, (_, c) => escapeValue(c));
+
 /** Characters gathered from small pieces before they are joined into one flat chunk. */
 const STRING_CHUNK = 1024;
 
@@ -168,6 +171,8 @@ export class IncrementalJsonParser {
   private strPartsLength = 0;
   /** The same pieces as `strParts`, as a short-lived rope, so publishing needs no join per push. */
   private strTail = "";
+  /** Pieces decoded during the current push, not yet in `strParts` (see `appendStr`). */
+  private strAcc = "";
   /**
    * A high surrogate kept out of the preview until its partner arrives, so a pair split across
    * pushes never shows as a lone surrogate. Flushed into `str` before anything else is appended.
@@ -299,12 +304,29 @@ export class IncrementalJsonParser {
     scan: while (i < n) {
       switch (st) {
         case ST_STRING: {
-          const start = i;
+          let start = i;
           let c = 0;
-          while (i < n) {
-            c = fragment.charCodeAt(i);
-            if (c === 0x22 || c === 0x5c || c < 0x20) break;
-            i++;
+          for (;;) {
+            while (i < n) {
+              c = fragment.charCodeAt(i);
+              if (c === 0x22 || c === 0x5c || c < 0x20) break;
+              i++;
+            }
+            // A two-character escape wholly inside this fragment is decoded in place: code in
+            // tool arguments escapes every quote and newline, and a trip through ST_ESCAPE per
+            // escape cost more than the scan itself.
+            if (c !== 0x5c || i + 1 >= n) break;
+            const e = fragment.charCodeAt(i + 1);
+            const decoded = e < 0x80 ? SIMPLE_ESCAPES[e] : undefined;
+            if (decoded === undefined) break;
+            if (this.hold !== "") {
+              this.appendStr(this.hold);
+              this.hold = "";
+            }
+            this.appendStr(i > start ? fragment.slice(start, i) + decoded : decoded);
+            i += 2;
+            start = i;
+            c = 0;
           }
           if (i === n) {
             let end = n;
@@ -621,11 +643,15 @@ export class IncrementalJsonParser {
     this.st = st;
     if (st === ST_NUMBER) {
       this.numText += fragment.slice(numFrom, n);
-    } else if ((st === ST_STRING || st === ST_ESCAPE || st === ST_UNICODE) && !this.isKey) {
-      // One write per push: the unfinished string is visible as far as it has been decoded.
-      const text = this.peekStr();
-      if (this.open === 0) this.current = text;
-      else setMember(this.frames[this.open - 1] as Frame, text);
+    } else if (st === ST_STRING || st === ST_ESCAPE || st === ST_UNICODE) {
+      if (this.isKey) {
+        this.commitStr();
+      } else {
+        // One write per push: the unfinished string is visible as far as it has been decoded.
+        const text = this.peekStr();
+        if (this.open === 0) this.current = text;
+        else setMember(this.frames[this.open - 1] as Frame, text);
+      }
     }
   }
 
@@ -644,7 +670,18 @@ export class IncrementalJsonParser {
     }
   }
 
+  /**
+   * Pieces decoded within one push gather in `strAcc` (a few small concatenations) and join the
+   * string's chunks once per push, in `commitStr`: bookkeeping per piece cost more than the scan.
+   */
   private appendStr(piece: string): void {
+    this.strAcc += piece;
+  }
+
+  private commitStr(): void {
+    const piece = this.strAcc;
+    if (piece === "") return;
+    this.strAcc = "";
     this.strParts.push(piece);
     this.strTail += piece;
     this.strPartsLength += piece.length;
@@ -658,10 +695,17 @@ export class IncrementalJsonParser {
 
   /** The string so far, without consuming it: one rope node, no copying. */
   private peekStr(): string {
+    this.commitStr();
     return this.strTail === "" ? this.strHead : this.strHead + this.strTail;
   }
 
   private takeStr(): string {
+    // A string that began and ended within this push (keys, short values) is the accumulator itself.
+    if (this.strHead === "" && this.strPartsLength === 0) {
+      const text = this.strAcc;
+      this.strAcc = "";
+      return text;
+    }
     const text = this.peekStr();
     this.clearStr();
     return text;
@@ -669,6 +713,7 @@ export class IncrementalJsonParser {
 
   private clearStr(): void {
     this.strHead = "";
+    this.strAcc = "";
     this.strParts.length = 0;
     this.strPartsLength = 0;
     this.strTail = "";

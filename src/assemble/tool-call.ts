@@ -32,6 +32,8 @@ export class ToolCallAssembler {
   readonly kind: "client" | "server";
   readonly providerIndex: number | undefined;
   providerFields: Record<string, unknown> | undefined;
+  /** Dropped by the turn (over a limit): its events are decoded into nothing. */
+  detached = false;
 
   private start: Record<string, unknown> | undefined;
   /** Delta text as joined chunks plus pending small fragments (see `get deltaText`). */

@@ -76,7 +76,6 @@ export class TurnBuilder {
   private overLimit = false;
   private droppedCalls = 0;
   private droppedCallsDiagnostic: Diagnostic | null = null;
-  private readonly detached = new WeakSet<ToolCallAssembler>();
   private readonly diagnosticCounts = new Map<string, number>();
   private suppressed: Diagnostic | null = null;
 
@@ -217,7 +216,7 @@ export class TurnBuilder {
     );
     if (this.callCount >= this.limits.maxCallsPerTurn || this.overLimit) {
       // Over the limit the call is decoded into nothing: its events are dropped, and counted.
-      this.detached.add(call);
+      call.detached = true;
       this.droppedCalls++;
       if (this.droppedCallsDiagnostic) {
         (this.droppedCallsDiagnostic.data as { dropped: number }).dropped = this.droppedCalls;
@@ -247,8 +246,9 @@ export class TurnBuilder {
   }
 
   appendArguments(call: ToolCallAssembler, fragment: string): void {
-    if (this.detached.has(call)) return;
-    if (this.finishedCalls.has(call)) {
+    if (call.detached) return;
+    // The assembler's own flag, not a map lookup: this runs once per argument delta.
+    if (call.finalized) {
       this.diagnostic({
         code: "delta_after_call_end",
         severity: "warning",
@@ -275,7 +275,7 @@ export class TurnBuilder {
   }
 
   endCall(call: ToolCallAssembler, options: { complete: boolean; truncationCause?: TruncationCause; emptyMeansNoArguments: boolean }): ToolCall {
-    if (this.detached.has(call)) return call.end(options).call;
+    if (call.detached) return call.end(options).call;
     const done = this.finishedCalls.get(call);
     if (done) return done;
     let ended: ReturnType<ToolCallAssembler["end"]>;

@@ -167,6 +167,10 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
+  // Defined once per decoder rather than as a closure per delta (the per-event hot path).
+  const deltaTypeMismatch = (deltaType: string, kind: BlockState["kind"], index: number | null, data: Record<string, unknown>): void =>
+    warn("delta_type_mismatch", `A ${deltaType} arrived for a ${kind} block at index ${String(index)}; it was ignored.`, data, index ?? undefined);
+
   const onBlockDelta = (data: Record<string, unknown>): void => {
     ensureStarted("content_block_delta");
     const index = numberField(data, "index");
@@ -185,29 +189,27 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       return;
     }
     const deltaType = typeof delta.type === "string" ? delta.type : "unknown";
-    const mismatch = (): void =>
-      warn("delta_type_mismatch", `A ${deltaType} arrived for a ${state.kind} block at index ${String(index)}; it was ignored.`, data, index ?? undefined);
     switch (deltaType) {
       case "text_delta":
         if (state.kind === "text") turn.appendText(state.block, typeof delta.text === "string" ? delta.text : "");
-        else mismatch();
+        else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "input_json_delta":
         if (state.kind === "call") turn.appendArguments(state.call, typeof delta.partial_json === "string" ? delta.partial_json : "");
-        else mismatch();
+        else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "thinking_delta":
         if (state.kind === "thinking") turn.appendReasoning(state.block, typeof delta.thinking === "string" ? delta.thinking : "");
-        else mismatch();
+        else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "signature_delta":
         // The signature is sent once, whole: it replaces, never appends.
         if (state.kind === "thinking") state.block.signature = typeof delta.signature === "string" ? delta.signature : null;
-        else mismatch();
+        else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "citations_delta":
         if (state.kind === "text") (state.block.citations ??= []).push(delta.citation);
-        else mismatch();
+        else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       default:
         turn.diagnostic({

@@ -146,6 +146,15 @@ function createLineMeter(max: number): { feed(text: string): number } {
   return {
     feed(text) {
       if (failed) return 0;
+      // No line can pass the limit when the partial line plus the whole chunk fits it: then only
+      // the length of the new partial line matters, found from the end (the common case, a limit
+      // far above the chunk size, costs no per-line work).
+      if (current + text.length <= max) {
+        let last = text.lastIndexOf("\n");
+        for (let cr = text.indexOf("\r", last + 1); cr >= 0; cr = text.indexOf("\r", cr + 1)) last = cr;
+        current = last < 0 ? current + text.length : text.length - last - 1;
+        return -1;
+      }
       let start = 0;
       let nextLf = text.indexOf("\n");
       let nextCr = text.indexOf("\r");

@@ -1,0 +1,55 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createSseFramer } from "../../src/framing/sse.js";
+import type { Diagnostic, ProviderEvent } from "../../src/types.js";
+
+function frame(chunks: string[], maxBufferSize: number): { events: ProviderEvent[]; diagnostics: Diagnostic[] } {
+  const framer = createSseFramer({ maxBufferSize });
+  const events: ProviderEvent[] = [];
+  for (const chunk of chunks) events.push(...framer.push(chunk));
+  events.push(...framer.finish());
+  return { events, diagnostics: framer.diagnostics };
+}
+
+function splitAt(text: string, points: number[]): string[] {
+  const cuts = [...new Set(points.map((p) => p % (text.length + 1)))].sort((x, y) => x - y);
+  const out: string[] = [];
+  let from = 0;
+  for (const cut of cuts) {
+    out.push(text.slice(from, cut));
+    from = cut;
+  }
+  out.push(text.slice(from));
+  return out;
+}
+
+const LIMIT = 40;
+// Lines around the limit, ended by LF, CR or CRLF, so that both the per-chunk shortcut (the chunk
+// cannot hold a line past the limit) and the per-line measure are exercised.
+const line = fc.tuple(fc.integer({ min: 0, max: LIMIT + 8 }), fc.constantFrom("\n", "\r", "\r\n")).map(([length, end]) => `data: ${"x".repeat(length)}${end}`);
+const body = fc.array(fc.oneof(line, fc.constant("\n")), { maxLength: 12 }).map((lines) => lines.join(""));
+
+describe("SSE framing: the line limit", () => {
+  it("the outcome does not depend on how the text is chunked", () => {
+    fc.assert(
+      fc.property(body, fc.array(fc.nat(), { maxLength: 10 }), (text, points) => {
+        expect(frame(splitAt(text, points), LIMIT)).toEqual(frame([text], LIMIT));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a line exactly at the limit passes and one character more stops the stream", () => {
+    const atLimit = `data: ${"x".repeat(LIMIT - 6)}\n\n`;
+    expect(frame([atLimit], LIMIT)).toEqual({ events: [{ data: "x".repeat(LIMIT - 6) }], diagnostics: [] });
+    const over = frame([`data: ${"x".repeat(LIMIT - 5)}\n\n`], LIMIT);
+    expect(over.events).toEqual([]);
+    expect(over.diagnostics.map((d) => d.code)).toEqual(["sse_buffer_exceeded"]);
+  });
+
+  it("a long line split across many small chunks is still measured as one line", () => {
+    const text = `data: ${"x".repeat(LIMIT)}\n\n`;
+    const chunks = text.match(/[\s\S]{1,3}/g) ?? [];
+    expect(frame(chunks, LIMIT).diagnostics.map((d) => d.code)).toEqual(["sse_buffer_exceeded"]);
+  });
+});

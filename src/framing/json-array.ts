@@ -1,4 +1,5 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
+import { framedEvent } from "./framed-event.js";
 
 /**
  * Framing for a body that streams one JSON array, an element at a time (Gemini's
@@ -50,9 +51,9 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Jso
     // Checked on complete elements too, so that the outcome does not depend on chunking.
     if (tooLong(text.length)) return;
     try {
-      out.push({ data: JSON.parse(text) });
+      out.push(framedEvent(JSON.parse(text), undefined, text.length));
     } catch {
-      out.push({ data: text });
+      out.push(framedEvent(text, undefined, text.length));
     }
   };
 

@@ -1,4 +1,5 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
+import { framedEvent } from "./framed-event.js";
 
 /**
  * Newline-delimited JSON framing (Ollama's /api/chat): one payload per line, bytes split
@@ -88,8 +89,8 @@ function pushLine(raw: string, events: ProviderEvent[]): void {
   const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
   if (line.trim() === "") return;
   try {
-    events.push({ data: JSON.parse(line) });
+    events.push(framedEvent(JSON.parse(line), undefined, line.length));
   } catch {
-    events.push({ data: line });
+    events.push(framedEvent(line, undefined, line.length));
   }
 }

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 import type { Diagnostic, ProviderEvent } from "../types.js";
+import { framedEvent } from "./framed-event.js";
 
 /**
  * Server-Sent Events framing over eventsource-parser: bytes split anywhere (UTF-8 sequences
@@ -67,9 +68,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
       exceeded();
       return;
     }
-    const event: ProviderEvent = { data: parseSseData(message.data) };
-    if (message.event !== undefined) event.event = message.event;
-    pending.push(event);
+    pending.push(framedEvent(parseSseData(message.data), message.event, message.data.length));
   };
   const lineErrors = new Map<string, { count: number; first: string | null }>();
   const onError = (error: ParseError): void => {

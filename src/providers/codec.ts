@@ -1,4 +1,5 @@
 import { TurnBuilder, type TurnEnd } from "../assemble/turn.js";
+import { provablyShallow, SHALLOW_DEPTH } from "../framing/framed-event.js";
 import { resolveLimits } from "../limits.js";
 import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, ProviderEvent, ProviderName, TruncationCause } from "../types.js";
 
@@ -36,7 +37,8 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
   const turn = new TurnBuilder(provider, options);
   // Below this, decoders see the event and fail a too-deep call by itself (too_deep); above it,
   // JSON.stringify of the event would risk the stack, so the event never reaches a decoder.
-  const maxEventDepth = Math.max(resolveLimits(options.limits).maxDepth + 16, 1024);
+  // Never below SHALLOW_DEPTH: framed events proven shallower than that skip the walk.
+  const maxEventDepth = Math.max(resolveLimits(options.limits).maxDepth + 16, SHALLOW_DEPTH);
   let lateEvents: { count: number } | null = null;
   const codec = factory(turn, options);
   let result: DecodedTurn | null = null;
@@ -71,7 +73,7 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
     }
     // No tool call can nest this deep and be accepted (limits.maxDepth), and every decoder would
     // otherwise have to guard each JSON.stringify of a whole object against a stack overflow.
-    if (nestsDeeperThan(event.data, maxEventDepth)) {
+    if (!provablyShallow(event) && nestsDeeperThan(event.data, maxEventDepth)) {
       turn.emitInto(sink, () =>
         turn.diagnostic({
           code: "event_too_deep",

@@ -172,7 +172,13 @@ const chatSection: Section = {
 
 function toolwire(provider: ProviderName, chunks: Uint8Array[], previews: boolean): unknown {
   const decoder = createByteDecoder(provider, { previews });
-  for (const chunk of chunks) decoder.push(chunk);
+  // The consumer reads every delta's preview, as the SDK runs receive every inputJson snapshot:
+  // the measurement holds even if previews were ever computed on demand.
+  let shown = 0;
+  for (const chunk of chunks) {
+    for (const event of decoder.push(chunk)) if (event.type === "tool_call_delta" && event.preview !== undefined) shown++;
+  }
+  if (previews && shown === 0) throw new Error("toolwire emitted no previews");
   const turn = decoder.finish();
   const call = turn.toolCalls[0];
   if (!call || call.error) throw new Error(`toolwire failed the benchmark stream: ${JSON.stringify(call?.error)}`);

@@ -2,25 +2,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createSseFramer } from "../../src/framing/sse.js";
 import type { Diagnostic, ProviderEvent } from "../../src/types.js";
+import { splitAt } from "../helpers/properties.js";
 
-function frame(chunks: string[], maxBufferSize: number): { events: ProviderEvent[]; diagnostics: Diagnostic[] } {
+function frame(chunks: Array<string | Uint8Array>, maxBufferSize: number): { events: ProviderEvent[]; diagnostics: Diagnostic[] } {
   const framer = createSseFramer({ maxBufferSize });
   const events: ProviderEvent[] = [];
   for (const chunk of chunks) events.push(...framer.push(chunk));
   events.push(...framer.finish());
   return { events, diagnostics: framer.diagnostics };
-}
-
-function splitAt(text: string, points: number[]): string[] {
-  const cuts = [...new Set(points.map((p) => p % (text.length + 1)))].sort((x, y) => x - y);
-  const out: string[] = [];
-  let from = 0;
-  for (const cut of cuts) {
-    out.push(text.slice(from, cut));
-    from = cut;
-  }
-  out.push(text.slice(from));
-  return out;
 }
 
 const LIMIT = 40;
@@ -33,7 +22,7 @@ describe("SSE framing: the line limit", () => {
   it("the outcome does not depend on how the text is chunked", () => {
     fc.assert(
       fc.property(body, fc.array(fc.nat(), { maxLength: 10 }), (text, points) => {
-        expect(frame(splitAt(text, points), LIMIT)).toEqual(frame([text], LIMIT));
+        expect(frame(splitAt(new TextEncoder().encode(text), points), LIMIT)).toEqual(frame([text], LIMIT));
       }),
       { numRuns: 500 },
     );

@@ -103,8 +103,10 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
     const fits = overflow < 0 ? text : text.slice(0, overflow);
     if (fits.length > 0) parser.feed(fits);
     if (overflow < 0) return;
-    // A CR the parser holds back (it might start a CRLF) still ends the line before the long one.
-    if (fits.endsWith("\r")) parser.feed("\n");
+    // A CR the parser holds back (it might start a CRLF) still ends the line before the long one,
+    // unless feeding `fits` already stopped the parser (its backstop tripped): it then throws on
+    // any further feed.
+    if (!failed && fits.endsWith("\r")) parser.feed("\n");
     if (!failed) exceeded();
   };
 

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { createSseFramer } from "../../src/framing/sse.js";
 import type { Diagnostic, ProviderEvent } from "../../src/types.js";
 import { splitAt } from "../helpers/properties.js";
@@ -26,6 +27,17 @@ describe("SSE framing: the line limit", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("an event piling up data lines, then a line over the limit after a CR, stops the stream without throwing", () => {
+    // Found by the property above (seed 982900825): the parser's own backstop tripped while the
+    // text before the long line was fed, and the CR that ends that text was then fed to a parser
+    // that had terminated, which throws.
+    const text = `data: ${"x".repeat(12)}\ndata: ${"x".repeat(11)}\ndata: ${"x".repeat(33)}\ndata: ${"x".repeat(30)}\ndata: x\rdata: ${"x".repeat(35)}\n`;
+    expect(frame([text], LIMIT)).toEqual({ events: [], diagnostics: [expect.objectContaining({ code: "sse_buffer_exceeded" })] });
+    const decoder = createByteDecoder("anthropic", { limits: { maxLineChars: LIMIT } });
+    expect(() => decoder.push(text)).not.toThrow();
+    expect(decoder.finish().diagnostics.map((d) => d.code)).toContain("sse_buffer_exceeded");
   });
 
   it("a line exactly at the limit passes and one character more stops the stream", () => {

@@ -52,6 +52,7 @@ export class ToolCallAssembler {
   private tooDeepSource = false;
   private readonly maxArgumentChars: number;
   private readonly maxDepth: number | undefined;
+  private readonly maxPreviewDepth: number | undefined;
   private resultDiagnostics: Diagnostic[] = [];
 
   constructor(init: ToolCallInit, options: { previews: boolean; maxPreviewDepth?: number; maxArgumentChars?: number; maxDepth?: number }) {
@@ -63,7 +64,8 @@ export class ToolCallAssembler {
     this.kind = init.kind;
     this.providerIndex = init.providerIndex;
     this.providerFields = init.providerFields;
-    this.preview = options.previews ? new IncrementalJsonParser({ maxDepth: options.maxPreviewDepth }) : null;
+    this.maxPreviewDepth = options.maxPreviewDepth;
+    this.preview = options.previews ? new IncrementalJsonParser({ maxDepth: this.maxPreviewDepth }) : null;
   }
 
   get finalized(): boolean {
@@ -157,16 +159,25 @@ export class ToolCallAssembler {
   }
 
   /**
-   * Replaces the delta buffer with a resend that already contains everything so far (cumulative
-   * streams). Recorded as a repair on the call.
+   * Undoes resend readings made on arrival: the fragments as sent (`text`) are the arguments after
+   * all. The repairs those readings recorded go, and the preview is rebuilt from the text.
    */
-  replaceDeltas(text: string, repair: RepairCode): void {
+  revertResend(text: string): void {
     this.deltaText = text;
-    if (!this.priorRepairs.includes(repair)) this.priorRepairs.push(repair);
-    if (this.preview) {
-      this.preview = new IncrementalJsonParser();
-      this.preview.push(text);
+    for (const code of ["collapsed_duplicate", "cumulative_resend"] as const) {
+      const at = this.priorRepairs.indexOf(code);
+      if (at >= 0) this.priorRepairs.splice(at, 1);
     }
+    this.restartPreview(text);
+  }
+
+  /** The preview of `text` alone, as if it had been the only fragments (no start input merged in). */
+  private restartPreview(text: string): void {
+    if (!this.preview) return;
+    this.preview = new IncrementalJsonParser({ maxDepth: this.maxPreviewDepth });
+    this.preview.push(text);
+    this.previewPrimed = true;
+    this.previewMerged = false;
   }
 
   /**

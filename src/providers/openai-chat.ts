@@ -1,5 +1,7 @@
 import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
+import { IncrementalJsonParser } from "../json/incremental.js";
+import { resolveLimits } from "../limits.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
@@ -72,6 +74,18 @@ interface CallState {
   ended: boolean;
   /** Diagnostic codes already reported for this call (each is reported once per call). */
   reported: Set<string>;
+  /**
+   * The literal concatenation of the fragments, tracked from the first fragment taken as a resend
+   * for as long as it stays a valid JSON prefix: a fragment that repeats the text so far can also
+   * be ordinary text (`{"` after `{"` in `{"{":0}`), and only later fragments tell which.
+   */
+  literal: LiteralReading | null;
+}
+
+interface LiteralReading {
+  parser: IncrementalJsonParser;
+  parts: string[];
+  chars: number;
 }
 
 interface ChoiceState {
@@ -91,7 +105,8 @@ export function createOpenAIChatDecoder(options: DecoderOptions = {}): Streaming
   return wrapCodec("openai-chat", openaiChatCodec, options);
 }
 
-export function openaiChatCodec(turn: TurnBuilder): ProviderCodec {
+export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {}): ProviderCodec {
+  const maxArgumentChars = resolveLimits(options.limits).maxArgumentChars;
   const choices = new Map<number, ChoiceState>();
   const calls: CallState[] = [];
   const reportedOnce = new Set<string>();
@@ -245,6 +260,7 @@ export function openaiChatCodec(turn: TurnBuilder): ProviderCodec {
       lastFragmentAt: seq,
       ended: false,
       reported: new Set(),
+      literal: null,
     };
     calls.push(state);
     if (wireIndex !== null) choice.byIndex.set(wireIndex, state);
@@ -283,6 +299,7 @@ export function openaiChatCodec(turn: TurnBuilder): ProviderCodec {
     const call = openCall(state, "");
     state.ended = true;
     if (complete && state.custom) turn.appendArguments(call, '"}');
+    if (complete && state.literal) revertToLiteral(state, call, state.literal);
     if (!state.name) callDiag(state, "call_name_missing", "warning", `Call ${call.index} never received a function name.`);
     turn.endCall(call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
   };
@@ -301,9 +318,11 @@ export function openaiChatCodec(turn: TurnBuilder): ProviderCodec {
     // the buffer opened an object. Only its new part is appended, so the delta events and the
     // preview stay those of an ordinary stream. The buffer is only read when the fragment is at
     // least as long, so the check costs time proportional to the fragment.
+    if (state.literal) followLiteral(state, text);
     if (state.argumentChars > 0 && text.length >= state.argumentChars && !turn.isEnded(call)) {
       const buffer = call.argumentText;
       if (firstNonSpace(buffer) === "{" && text.startsWith(buffer)) {
+        if (!state.literal) startLiteral(state, buffer, text);
         if (text.length === buffer.length) {
           call.recordRepair("collapsed_duplicate");
           diag({
@@ -321,6 +340,38 @@ export function openaiChatCodec(turn: TurnBuilder): ProviderCodec {
     }
     state.argumentChars += text.length;
     turn.appendArguments(call, text);
+  };
+
+  // The literal reading costs a parse of each fragment while it lives; for a real resend it dies
+  // within the first repeated fragment (`{"a` then `{"a":1` reads `{"a{"a":1`, an error at once).
+  const startLiteral = (state: CallState, buffer: string, fragment: string): void => {
+    const parser = new IncrementalJsonParser({ maxDepth: 1 });
+    parser.push(buffer);
+    const literal: LiteralReading = { parser, parts: [buffer], chars: buffer.length };
+    state.literal = literal;
+    followLiteral(state, fragment);
+  };
+
+  const followLiteral = (state: CallState, fragment: string): void => {
+    const literal = state.literal as LiteralReading;
+    literal.parser.push(fragment);
+    literal.parts.push(fragment);
+    literal.chars += fragment.length;
+    if (literal.parser.state === "error" || literal.chars > maxArgumentChars) state.literal = null;
+  };
+
+  /** Rule 2 of DESIGN.md: the fragments as sent, when they form one object, win over a resend reading. */
+  const revertToLiteral = (state: CallState, call: ToolCallAssembler, literal: LiteralReading): void => {
+    state.literal = null;
+    literal.parser.end();
+    if (literal.parser.state !== "complete" || !isPlainObject(literal.parser.value)) return;
+    call.revertResend(literal.parts.join(""));
+    diag({
+      code: "arguments_resend_reverted",
+      severity: "warning",
+      message: `A fragment of call ${call.index} repeated the argument text so far and was first taken as a resend, but the fragments as sent form one JSON object, so they were used; the live deltas and previews showed the resend reading.`,
+      callIndex: call.index,
+    });
   };
 
   /** Which call a `tool_calls[]` entry belongs to, by (choice, index, id), creating it when new. */

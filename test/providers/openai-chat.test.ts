@@ -250,6 +250,32 @@ describe("openai-chat decoder: argument sources", () => {
     expect(turn.toolCalls[0]).toMatchObject({ arguments: { q: "x" }, repairs: ["collapsed_duplicate"] });
   });
 
+  it("a fragment that repeats the text so far but is ordinary text is kept once the rest shows it (fuzz finding)", () => {
+    // `{"{":0}` cut in two-character fragments: the second `{"` equals everything so far.
+    const { turn, events } = decode(chatStream([c.open(0, "a", "f", '{"'), c.args(0, '{"'), c.args(0, ":0"), c.args(0, "}")]), true);
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: { "{": 0 }, rawArguments: '{"{":0}', source: "delta", repairs: [], error: null });
+    expect(turn.diagnostics).toEqual([
+      expect.objectContaining({ code: "arguments_repeated", callIndex: 0 }),
+      expect.objectContaining({ code: "arguments_resend_reverted", callIndex: 0, severity: "warning" }),
+    ]);
+    // The live stream showed the resend reading; the end event carries the decision.
+    const end = events.find((e): e is Extract<CodecEvent, { type: "tool_call_end" }> => e.type === "tool_call_end");
+    expect(end?.call.arguments).toEqual({ "{": 0 });
+  });
+
+  it("the literal reading is dropped as soon as it cannot be JSON, so real resends cost no second parse", () => {
+    const full = '{"city": "Shenzhen", "days": 3}';
+    const { turn } = decode(chatStream([c.open(0, "a", "f", full.slice(0, 9)), c.args(0, full.slice(0, 20)), c.args(0, full), c.args(0, full)]));
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: { city: "Shenzhen", days: 3 }, rawArguments: full, repairs: ["cumulative_resend", "collapsed_duplicate"] });
+    expect(codes(turn)).not.toContain("arguments_resend_reverted");
+  });
+
+  it("a truncated call never switches readings", () => {
+    const { turn } = decode([c.role(), c.open(0, "a", "f", '{"'), c.args(0, '{"')]);
+    expect(turn.toolCalls[0]).toMatchObject({ complete: false, error: { code: "truncated" } });
+    expect(codes(turn)).not.toContain("arguments_resend_reverted");
+  });
+
   it("`{}` then the real object (one complete object per chunk) is classified by finalize", () => {
     const { turn } = decode(chatStream([c.open(0, "a", "f", "{}"), c.args(0, '{"stock":"MSFT"}')]));
     expect(turn.toolCalls[0]).toMatchObject({ arguments: { stock: "MSFT" }, repairs: ["cumulative_resend"] });

@@ -1,7 +1,7 @@
 import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
 
@@ -30,7 +30,9 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
   let createdAt: string | null = null;
   let textBlock: Extract<ContentBlock, { type: "text" }> | null = null;
   let thinkingBlock: Extract<ContentBlock, { type: "thinking" }> | null = null;
-  const seenIds = new Set<string>();
+  /** Calls by the id they arrived with: what they held, and the chunk they came in. */
+  const seenIds = new Map<string, { name: string; args: unknown; chunk: number }>();
+  let chunk = 0;
   let thinkMarkupReported = false;
 
   const warn = (code: string, message: string, data?: unknown, callIndex?: number): void => {
@@ -46,9 +48,18 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
     const name = stringField(fn, "name") ?? "";
     const args = fn.arguments;
     let id = stringField(raw, "id");
-    if (id && seenIds.has(id)) {
-      warn("duplicate_tool_call", `The call ${id} arrived a second time; the repeat was ignored.`, raw);
-      return;
+    const seen = id ? seenIds.get(id) : undefined;
+    if (id && seen) {
+      // A repeat is the same call sent again in a later chunk. Two entries of one chunk, or a later
+      // call with other content, are different calls whose ids collide (servers that use the
+      // function name or a counter as the id): each is kept, under an id of its own.
+      if (seen.chunk !== chunk && seen.name === name && jsonEqual(seen.args, args)) {
+        warn("duplicate_tool_call", `The call ${id} arrived a second time; the repeat was ignored.`, raw);
+        return;
+      }
+      const original = id;
+      id = mintCallId("ollama_tw_", name, `${original}\u0000${args === undefined ? "" : JSON.stringify(args)}`, turn.callCount);
+      warn("call_id_duplicate", `Another call already has the id ${original}; this one was given the id ${id}.`, { id: original, minted: id }, turn.callCount);
     }
     if (!id) {
       // created_at differs per response, so the same call repeated in a later turn gets another id.
@@ -61,7 +72,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
         data: { id },
       });
     }
-    seenIds.add(id);
+    seenIds.set(id, { name, args, chunk });
     if (!name) warn("call_name_missing", `The tool call ${id} has no function name.`, raw, turn.callCount);
     const position = numberField(fn, "index");
     const providerFields: Record<string, unknown> = {};
@@ -121,6 +132,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
       createdAt = stringField(data, "created_at");
       turn.startMessage(null, stringField(data, "model"));
     }
+    chunk++;
     if (isPlainObject(data.message)) onMessage(data.message);
     if (data.done === true) {
       done = true;

@@ -78,6 +78,26 @@ describe("ollama decoder", () => {
     expect(codes(turn)).toContain("duplicate_tool_call");
   });
 
+  it("two entries of one chunk are two calls even when their ids collide (fuzz finding); the second gets an id of its own", () => {
+    const { turn } = decode([line({ tool_calls: [call("read", { path: "a" }, { id: "read" }, { index: 0 }), call("read", { path: "a" }, { id: "read" }, { index: 1 })] }), doneLine()]);
+    expect(turn.toolCalls.map((c) => c.arguments)).toEqual([{ path: "a" }, { path: "a" }]);
+    expect(turn.toolCalls[0]?.id).toBe("read");
+    expect(turn.toolCalls[1]?.id).toMatch(/^ollama_tw_/);
+    expect(turn.diagnostics.find((d) => d.code === "call_id_duplicate")).toMatchObject({ callIndex: 1, data: { id: "read", minted: turn.toolCalls[1]?.id } });
+  });
+
+  it("a later call with a taken id but other arguments is a new call, not a repeat", () => {
+    const { turn } = decode([line({ tool_calls: [call("read", { path: "a" }, { id: "read" })] }), line({ tool_calls: [call("read", { path: "b" }, { id: "read" })] }), doneLine()]);
+    expect(turn.toolCalls.map((c) => c.arguments)).toEqual([{ path: "a" }, { path: "b" }]);
+    expect(new Set(turn.toolCalls.map((c) => c.id)).size).toBe(2);
+    expect(codes(turn)).toEqual(["call_id_duplicate"]);
+  });
+
+  it("minted ids for colliding ids are deterministic", () => {
+    const events = [line({ tool_calls: [call("f", {}, { id: "x" }), call("f", {}, { id: "x" })] }), doneLine()];
+    expect(decode(events).turn.toolCalls.map((c) => c.id)).toEqual(decode(events).turn.toolCalls.map((c) => c.id));
+  });
+
   it("done_reason length maps to length; an error line ends the turn with status error", () => {
     expect(decode([line({ content: "abc" }), doneLine("length")]).turn.finishReason).toBe("length");
     const { turn } = decode([line({ content: "Partial" }), line({ tool_calls: [call("a", { x: 1 })] }), { data: { error: "an error was encountered while running the model" } }]);

@@ -43,6 +43,8 @@ export interface ByteMutation {
   cuts: number[];
   /** Also cut inside every multi-byte UTF-8 sequence (up to 64 of them). */
   multibyteCuts: boolean;
+  /** SSE: each JSON payload spread over several `data:` lines (absent in plans written before it existed). */
+  multilineData?: boolean;
 }
 
 export interface MutationPlan {
@@ -271,6 +273,7 @@ export function applyByteMutation(provider: ProviderName, events: readonly Provi
     lineEnding: plan.lineEnding,
     dataFirst: plan.dataFirst,
     keepAlives: plan.keepAlives,
+    multilineData: plan.multilineData === true,
   });
   for (const insert of plan.invalidUtf8) {
     const at = insert.at % (bytes.length + 1);
@@ -324,6 +327,7 @@ export function benignBytes(): fc.Arbitrary<ByteMutation> {
     truncate: fc.constant(null),
     cuts: fc.array(fc.nat({ max: 1_000_000 }), { maxLength: 40 }),
     multibyteCuts: fc.boolean(),
+    multilineData: fc.boolean(),
   });
 }
 
@@ -339,6 +343,7 @@ export function damagingBytes(): fc.Arbitrary<ByteMutation> {
     truncate: fc.option(fc.nat({ max: 1_000_000 }), { nil: null, freq: 3 }),
     cuts: fc.array(fc.nat({ max: 1_000_000 }), { maxLength: 20 }),
     multibyteCuts: fc.boolean(),
+    multilineData: fc.boolean(),
   });
 }
 
@@ -383,6 +388,7 @@ export function describePlan(plan: MutationPlan): string {
   const b = plan.bytes;
   if (b.lineEnding !== "lf") parts.push(`line endings ${b.lineEnding}`);
   if (b.dataFirst) parts.push("data before event");
+  if (b.multilineData) parts.push("multi-line data");
   if (b.keepAlives.length > 0) parts.push(`${b.keepAlives.length} keep-alive(s)`);
   if (b.invalidUtf8.length > 0) parts.push(`${b.invalidUtf8.length} invalid UTF-8 insert(s)`);
   if (b.corrupt.length > 0) parts.push(`${b.corrupt.length} corrupted byte(s)`);

@@ -20,6 +20,32 @@ export interface WireOptions {
   keepAlives?: readonly number[];
   /** SSE only: write `data:` before `event:` (Bedrock Mantle does). */
   dataFirst?: boolean;
+  /**
+   * SSE only: spread each JSON payload over several `data:` lines (a line break after every `{`,
+   * `[` and `,` outside strings). The SSE spec joins them with line feeds, which JSON reads as
+   * whitespace: the events are unchanged.
+   */
+  multilineData?: boolean;
+}
+
+/** Breaks compact JSON text into lines after `{`, `[` and `,` outside strings; linear, no parse. */
+export function spreadJsonLines(text: string): string {
+  let out = "";
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b || c === 0x2c) {
+      out += text.slice(from, i + 1) + "\n";
+      from = i + 1;
+    }
+  }
+  return out + text.slice(from);
 }
 
 const utf8 = new TextEncoder();
@@ -52,7 +78,8 @@ export function encodeSseText(events: readonly ProviderEvent[], options: WireOpt
     keepAlive(i);
     const name = event.event !== undefined ? `event: ${event.event}${nl}` : "";
     // Any line break inside a payload starts a new data line, as a server's SSE writer would do.
-    const data = payloadText(event.data)
+    const text = payloadText(event.data);
+    const data = (options.multilineData && typeof event.data !== "string" ? spreadJsonLines(text) : text)
       .split(/\r\n|\r|\n/)
       .map((line) => `data: ${line}${nl}`)
       .join("");

@@ -16,7 +16,7 @@ import { applyByteMutation, applyEventMutations, mutationPlan, refragment, type 
 import { formatRegression, parseRegression, regressionFileName, type Regression } from "../../src/testing/regressions.js";
 import { argumentDelta } from "../../src/testing/shapes.js";
 import { cloneJson, firstDifference, stringifyJson } from "../../src/testing/values.js";
-import { encodeWire, framingsFor, multibyteCutPoints, splitBytes } from "../../src/testing/wire.js";
+import { encodeWire, framingsFor, multibyteCutPoints, splitBytes, spreadJsonLines } from "../../src/testing/wire.js";
 import type { DecodedTurn, ProviderEvent } from "../../src/types.js";
 import { corpusSources } from "./support.js";
 
@@ -80,6 +80,29 @@ describe("wire encoding", () => {
           const run = decodeBytesSafely(provider, [encodeWire(provider, events, { framing })], { framing });
           expect(checkGenerated(provider, run, spec, framing)).toEqual([]);
         }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("spreading JSON over lines keeps its value, and breaks lines only outside strings", () => {
+    fc.assert(
+      fc.property(jsonValue(), (value) => {
+        const text = stringifyJson(value);
+        const spread = spreadJsonLines(text);
+        expect(JSON.parse(spread)).toEqual(JSON.parse(text));
+        expect(spread.replace(/\n/g, "")).toBe(text);
+      }),
+      { numRuns: 200 },
+    );
+    expect(spreadJsonLines('{"a,{":[1,"\\",["]}')).toBe('{\n"a,{":[\n1,\n"\\",["]}');
+  });
+
+  it("multi-line SSE data decodes to the same turn as one data line per event", () => {
+    fc.assert(
+      fc.property(generatedStream("anthropic"), ({ events, spec }) => {
+        const run = decodeBytesSafely("anthropic", [encodeWire("anthropic", events, { multilineData: true })], {});
+        expect(checkGenerated("anthropic", run, spec, "multi-line data")).toEqual([]);
       }),
       { numRuns: 40 },
     );

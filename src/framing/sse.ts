@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
+import { SseSizeMeter } from "./sse-meter.js";
 
 /**
  * Server-Sent Events framing over eventsource-parser: bytes split anywhere (UTF-8 sequences
@@ -49,7 +50,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
   const diagnostics: Diagnostic[] = [];
   let failed = false;
   const maxLength = options.maxBufferSize;
-  const lines = maxLength !== undefined ? createLineMeter(maxLength) : null;
+  const lines = maxLength !== undefined ? new SseSizeMeter(maxLength) : null;
 
   const exceeded = (): void => {
     failed = true;
@@ -62,8 +63,8 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
 
   const onEvent = (message: EventSourceMessage): void => {
     if (failed) return;
-    // Whole events are measured too: the parser only measures what waits for a line end, which
-    // would make the outcome depend on how the bytes were chunked.
+    // Never true while the meter works (an event's data is shorter than its lines); kept so that
+    // the limit holds for the data even if the meter were wrong.
     if (maxLength !== undefined && message.data.length > maxLength) {
       exceeded();
       return;
@@ -92,8 +93,8 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
     onEvent,
     onError,
     onComment: options.onComment,
-    // A backstop for data lines piling up in one event: it can only trip once the event's data is
-    // past the limit anyway (a line is at most maxLength), so it agrees with the checks above.
+    // A backstop only: the meter stops the stream before the partial line plus the event's data
+    // (each at most maxLength) can reach it.
     maxBufferSize: maxLength !== undefined ? 2 * maxLength + 16 : undefined,
   });
 
@@ -132,49 +133,6 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
         parser.feed("\n\n");
       }
       return drain();
-    },
-  };
-}
-
-/**
- * Measures SSE lines across chunks (CR, LF and CRLF all end a line). `feed` returns -1 while every
- * line fits `max` characters, else the offset in `text` where the first line over it starts (0
- * when it started in an earlier chunk). Linear: each line end is found once.
- */
-function createLineMeter(max: number): { feed(text: string): number } {
-  let current = 0;
-  let failed = false;
-  return {
-    feed(text) {
-      if (failed) return 0;
-      // No line can pass the limit when the partial line plus the whole chunk fits it: then only
-      // the length of the new partial line matters, found from the end (the common case, a limit
-      // far above the chunk size, costs no per-line work).
-      if (current + text.length <= max) {
-        let last = text.lastIndexOf("\n");
-        for (let cr = text.indexOf("\r", last + 1); cr >= 0; cr = text.indexOf("\r", cr + 1)) last = cr;
-        current = last < 0 ? current + text.length : text.length - last - 1;
-        return -1;
-      }
-      let start = 0;
-      let nextLf = text.indexOf("\n");
-      let nextCr = text.indexOf("\r");
-      while (true) {
-        if (nextLf >= 0 && nextLf < start) nextLf = text.indexOf("\n", start);
-        if (nextCr >= 0 && nextCr < start) nextCr = text.indexOf("\r", start);
-        const end = nextLf < 0 ? nextCr : nextCr < 0 ? nextLf : Math.min(nextLf, nextCr);
-        const length = current + (end < 0 ? text.length : end) - start;
-        if (length > max) {
-          failed = true;
-          return current > 0 ? 0 : start;
-        }
-        if (end < 0) {
-          current = length;
-          return -1;
-        }
-        current = 0;
-        start = end + 1;
-      }
     },
   };
 }

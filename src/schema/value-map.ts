@@ -201,9 +201,15 @@ const EMPTY_DEFS: SchemaNode = {};
  * against that branch's original schema and the first valid one wins.
  */
 function restoreThroughBranches(value: unknown, branches: BranchMap[], stage: ValueMapStage, depth: number): unknown {
-  const candidates = branches.filter((b) => typeMatches(b.out.types, value));
+  let candidates = branches.filter((b) => typeMatches(b.out.types, value));
   if (candidates.length === 0) return value;
   if (candidates.length === 1) return applyNode(value, candidates[0]!.map, stage, "restore", depth + 1);
+  // The model wrote the value against the sanitized schema: the branches it is valid under there
+  // come first. An open branch can accept a restoration that still holds another branch's
+  // strict-mode nulls (a tuple turned into a union of its positions), so trying branches in
+  // declaration order alone picks the wrong one.
+  const fitting = candidates.filter((c) => c.outSchema !== undefined && validUnder(c.outSchema, stage.outDefs, value));
+  if (fitting.length > 0) candidates = [...fitting, ...candidates.filter((c) => !fitting.includes(c))];
   for (const candidate of candidates) {
     const restored = applyNode(value, candidate.map, stage, "restore", depth + 1);
     if (candidate.inSchema !== undefined && validUnder(candidate.inSchema, stage.inDefs, restored)) return restored;

@@ -15,6 +15,13 @@ export interface RecordOptions {
   header?: string | readonly string[];
   /** Leave a WritableStream sink open at the end (to append more turns); by default it is closed. */
   preventClose?: boolean;
+  /**
+   * Rewrites each event before it is written, for recordings that leave the machine (a bug report,
+   * a shared fixture): return the event to write, or null to leave it out. It receives a copy, so
+   * decoding always sees the event as it arrived. If it throws, recording stops and the turn says
+   * why (`record_failed`); decoding goes on.
+   */
+  redact?: (event: ProviderEvent) => ProviderEvent | null;
 }
 
 const RECORDING = Symbol.for("toolwire.recording");
@@ -91,8 +98,19 @@ export class Recorder {
   add(events: readonly ProviderEvent[]): void {
     if (events.length === 0 || this.failure !== null) return;
     const t = Math.round(now() - this.start);
+    const redact = this.recording.options.redact;
     let text = "";
-    for (const event of events) {
+    for (const original of events) {
+      let event: ProviderEvent | null = original;
+      if (redact) {
+        try {
+          event = redact(structuredClone(original));
+        } catch (error) {
+          this.fail(error);
+          return;
+        }
+        if (event === null) continue;
+      }
       let line = this.prefix;
       if (event.event !== undefined) line += `"event":${JSON.stringify(event.event)},`;
       line += `"t":${t},"data":${JSON.stringify(event.data === undefined ? null : event.data)}}\n`;

@@ -45,6 +45,42 @@ describe("record", () => {
     expect(plain(replayEvents(stream!))).toEqual(plain(turn));
   });
 
+  it("redact rewrites or leaves out events in the file only; decoding sees them as sent", async () => {
+    const out = textSink();
+    const withPing = [events[0]!, { event: "ping", data: { type: "ping" } }, ...events.slice(1)];
+    const turn = await collectTurn(
+      "anthropic",
+      record(new Response(sse(withPing)), out.sink, {
+        redact(event) {
+          if (event.event === "ping") return null;
+          const delta = (event.data as { delta?: { partial_json?: string } }).delta;
+          // Changing the copy in place is allowed: decoding has its own.
+          if (delta?.partial_json !== undefined) delta.partial_json = delta.partial_json.replace("ls", "XX");
+          return event;
+        },
+      }),
+    );
+    expect(turn.toolCalls[0]?.arguments).toEqual({ command: "ls" });
+    const [stream] = parseRecords(out.text());
+    expect(stream?.events.map((e) => e.event)).toEqual(events.map((e) => e.event));
+    expect(replayEvents(stream!).toolCalls[0]?.arguments).toEqual({ command: "XX" });
+  });
+
+  it("a redact function that throws stops the recording, reported on the turn, and decoding goes on", async () => {
+    const out = textSink();
+    const turn = await collectTurn(
+      "anthropic",
+      record(new Response(sse(events)), out.sink, {
+        redact() {
+          throw new Error("no secrets here");
+        },
+      }),
+    );
+    expect(turn.toolCalls[0]?.arguments).toEqual({ command: "ls" });
+    expect(turn.diagnostics.find((d) => d.code === "record_failed")?.message).toContain("no secrets here");
+    expect(out.text()).toBe("");
+  });
+
   it("stamps t as milliseconds since decoding started", async () => {
     const out = textSink();
     const feed = pushable();

@@ -208,8 +208,19 @@ function restoreThroughBranches(value: unknown, branches: BranchMap[], stage: Va
   // come first. An open branch can accept a restoration that still holds another branch's
   // strict-mode nulls (a tuple turned into a union of its positions), so trying branches in
   // declaration order alone picks the wrong one.
-  const fitting = candidates.filter((c) => c.outSchema !== undefined && validUnder(c.outSchema, stage.outDefs, value));
-  if (fitting.length > 0) candidates = [...fitting, ...candidates.filter((c) => !fitting.includes(c))];
+  // Targets that drop `additionalProperties` leave several branches open to any object, so among
+  // equally fitting branches the one that declares the value's keys (renamed keys included) goes first.
+  const fits = new Map(candidates.map((c) => [c, c.outSchema !== undefined && validUnder(c.outSchema, stage.outDefs, value)]));
+  const declared = (c: BranchMap): number => {
+    if (!isPlainObject(value) || c.out.keys === null) return 0;
+    const keys = Object.keys(value);
+    const known = keys.filter((k) => c.out.keys!.includes(k)).length;
+    return known - (keys.length - known);
+  };
+  candidates = candidates
+    .map((c, order) => ({ c, order, fit: fits.get(c) === true ? 1 : 0, score: declared(c) }))
+    .sort((x, y) => y.fit - x.fit || y.score - x.score || x.order - y.order)
+    .map((entry) => entry.c);
   for (const candidate of candidates) {
     const restored = applyNode(value, candidate.map, stage, "restore", depth + 1);
     if (candidate.inSchema !== undefined && validUnder(candidate.inSchema, stage.inDefs, restored)) return restored;

@@ -356,6 +356,31 @@ describe("sanitizeSchema: gemini", () => {
   });
 });
 
+describe("sanitizeSchema: unions made from tuples", () => {
+  it("restores a renamed key in the tuple position that declares it (gemini drops additionalProperties; seed -778179191)", () => {
+    // Both positions become open objects in Gemini's schema; the value's keys say which one it is.
+    const schema = {
+      type: "object",
+      properties: {
+        t: {
+          type: "array",
+          prefixItems: [
+            { type: "object", properties: { limit: { type: "string" }, items: { type: "string" } }, additionalProperties: false },
+            { type: "object", properties: { items: { type: "string" }, "a~b": { type: "boolean" } } },
+          ],
+          items: false,
+        },
+      },
+      required: ["t"],
+    };
+    const original = { t: [{}, { items: "", "a~b": true }] };
+    const result = sanitizeSchema(schema, "gemini");
+    const carried = carryToolArguments(result, original);
+    expect(carried).toEqual({ t: [{}, { items: "", a_b: true }] });
+    expect(restoreToolArguments(result, carried)).toEqual(original);
+  });
+});
+
 describe("sanitizeSchema: xai", () => {
   it("moves enums with '/' and pattern/format into descriptions, keeping a property named 'pattern'", () => {
     const schema = {

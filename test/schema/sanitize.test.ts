@@ -197,30 +197,6 @@ describe("sanitizeSchema: openai-strict", () => {
     expect(checkSchema(result.schema, "openai-strict")).toEqual([]);
   });
 
-  it("restores an omitted optional field inside a tuple element (found by the property tests, seed -539363489)", () => {
-    // The tuple becomes one `items` union of its positions; the first position is an open object
-    // that would also accept the second's strict-mode null, so the branch the value fits in the
-    // sanitized schema is the one restored through.
-    const schema = {
-      type: "object",
-      properties: {
-        t: {
-          type: "array",
-          prefixItems: [
-            { type: "object", properties: { top: { type: "array" } }, required: [] },
-            { type: "object", properties: { format: { type: "integer" }, path: { type: "object", properties: { a: { type: "string" } } } }, required: [], additionalProperties: false },
-          ],
-          items: false,
-        },
-      },
-      required: ["t"],
-    };
-    const result = sanitizeSchema(schema, "openai-strict");
-    const restored = restoreToolArguments(result, { t: [{ top: [{ k: null }] }, { format: 822, path: null }] });
-    expect(restored).toEqual({ t: [{ top: [{ k: null }] }, { format: 822 }] });
-    expect(isValid(schema, restored)).toBe(true);
-  });
-
   it("sends null for absent optional fields and removes the nulls from the model's call", () => {
     const { carried, restored } = roundTrip(setPermissions, "openai-strict", { path: "a", permissions: { read: true } });
     expect(carried).toEqual({ path: "a", permissions: { read: true, write: null }, recursive: null, mode: null });
@@ -357,22 +333,33 @@ describe("sanitizeSchema: gemini", () => {
 });
 
 describe("sanitizeSchema: unions made from tuples", () => {
+  // A tuple becomes one `items` union of its positions, so restoring must tell the positions apart
+  // by the value alone.
+  const tupleSchema = (positions: unknown[]) => ({
+    type: "object",
+    properties: { t: { type: "array", prefixItems: positions, items: false } },
+    required: ["t"],
+  });
+
+  it("restores an omitted optional field inside a tuple element (openai-strict; seed -539363489)", () => {
+    // The first position is an open object that would also accept the second's strict-mode null:
+    // the branch the value fits in the sanitized schema is the one restored through.
+    const schema = tupleSchema([
+      { type: "object", properties: { top: { type: "array" } }, required: [] },
+      { type: "object", properties: { format: { type: "integer" }, path: { type: "object", properties: { a: { type: "string" } } } }, required: [], additionalProperties: false },
+    ]);
+    const result = sanitizeSchema(schema, "openai-strict");
+    const restored = restoreToolArguments(result, { t: [{ top: [{ k: null }] }, { format: 822, path: null }] });
+    expect(restored).toEqual({ t: [{ top: [{ k: null }] }, { format: 822 }] });
+    expect(isValid(schema, restored)).toBe(true);
+  });
+
   it("restores a renamed key in the tuple position that declares it (gemini drops additionalProperties; seed -778179191)", () => {
     // Both positions become open objects in Gemini's schema; the value's keys say which one it is.
-    const schema = {
-      type: "object",
-      properties: {
-        t: {
-          type: "array",
-          prefixItems: [
-            { type: "object", properties: { limit: { type: "string" }, items: { type: "string" } }, additionalProperties: false },
-            { type: "object", properties: { items: { type: "string" }, "a~b": { type: "boolean" } } },
-          ],
-          items: false,
-        },
-      },
-      required: ["t"],
-    };
+    const schema = tupleSchema([
+      { type: "object", properties: { limit: { type: "string" }, items: { type: "string" } }, additionalProperties: false },
+      { type: "object", properties: { items: { type: "string" }, "a~b": { type: "boolean" } } },
+    ]);
     const original = { t: [{}, { items: "", "a~b": true }] };
     const result = sanitizeSchema(schema, "gemini");
     const carried = carryToolArguments(result, original);

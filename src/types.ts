@@ -22,7 +22,7 @@ export interface ProviderEvent {
 }
 
 /** Where a call's final arguments came from (DESIGN.md, "Argument sources and precedence"). */
-export type ArgumentSource = "start" | "delta" | "final" | "merged" | "empty";
+export type ArgumentSource = "start" | "delta" | "final" | "merged" | "empty" | "text" | "failed_generation";
 
 /**
  * Named fixes applied to a call's arguments. Every value that differs from a strict parse of a
@@ -38,7 +38,11 @@ export type RepairCode =
   | "python_literals"
   | "invalid_escapes"
   | "trailing_comma"
-  | "jsonrepair";
+  | "jsonrepair"
+  /** Two different complete objects glued at one index became two calls (the second has a minted id). */
+  | "split_concatenated_calls"
+  /** The call's id was replaced by a minted one (duplicate or placeholder id); `providerId` keeps the sent one. */
+  | "minted_id";
 
 export type ToolCallErrorCode =
   | "invalid_json"
@@ -59,12 +63,20 @@ export interface ToolCallError {
   /** Byte-independent character offset into rawArguments where parsing failed, when known. */
   position?: number;
   cause?: TruncationCause;
+  /**
+   * A lossy repair's candidate (it drops, invents or reorders tokens), never used as `arguments`:
+   * shown to the model or the user, who decide.
+   */
+  suggestion?: Record<string, unknown>;
 }
 
 export interface ToolCall {
   /** Position of the call among the turn's calls of its kind, in the order they opened. */
   index: number;
+  /** Unique within the turn: a duplicate or placeholder id sent by the provider is replaced by a minted one. */
   id: string;
+  /** The id the provider sent, when `id` differs from it (minted for a duplicate); absent otherwise. */
+  providerId?: string;
   name: string;
   /** The finalized arguments object, or null when the call is truncated or invalid. */
   arguments: Record<string, unknown> | null;
@@ -81,6 +93,8 @@ export interface ToolCall {
   kind?: "client" | "server";
   /** Opaque provider fields that must be sent back (e.g. Gemini thoughtSignature, Anthropic caller). */
   providerFields?: Record<string, unknown>;
+  /** For calls extracted from text (`source: "text"` or `"failed_generation"`): the syntax name, e.g. "hermes". */
+  textSyntax?: string;
 }
 
 export type FinishReason = "tool_calls" | "stop" | "length" | "content_filter" | "error" | "other";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import type { CliContext } from "../../src/cli/context.js";
-import { TESTDATA } from "../helpers/testdata.js";
+import { CORPUS, TESTDATA } from "../helpers/testdata.js";
 
 async function cli(args: string[], cwd = TESTDATA): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -66,7 +66,7 @@ describe("toolwire replay", () => {
   });
 
   it("replays an upstream fixture directly, converting it on the fly", async () => {
-    const corpusFile = new URL("../../../shared/corpus/upstream/anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt", import.meta.url).pathname;
+    const corpusFile = join(CORPUS, "anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt");
     const { code, out } = await cli(["replay", corpusFile, "--json"]);
     expect(code).toBe(0);
     expect(JSON.parse(out)).toMatchObject({ provider: "anthropic", toolCalls: [{ name: "get_weather", arguments: { location: "Paris" } }] });

@@ -176,7 +176,7 @@ describe("cassettes (synthetic)", () => {
     ]);
   });
 
-  it("refuses a gzip-compressed body with a clear error", () => {
+  it("refuses a gzip-compressed body in the synchronous importFile, pointing at importRecording", () => {
     const gzip = new Uint8Array([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0xff, 0x03, 0]);
     const base64 = btoa(String.fromCharCode(...gzip));
     const yaml = `interactions:\n- request: {uri: "https://api.openai.com/v1/responses", method: POST}\n  response:\n    body: {string: !!binary "${base64}"}\n    headers: {Content-Encoding: [gzip], Content-Type: [text/event-stream]}\n    status: {code: 200, message: OK}\nversion: 1\n`;
@@ -186,7 +186,7 @@ describe("cassettes (synthetic)", () => {
     } catch (error) {
       expect(error).toBeInstanceOf(ImportError);
       expect((error as ImportError).code).toBe("compressed");
-      expect((error as ImportError).message).toMatch(/^gz\.yaml: interaction-0: the response body is compressed \(gzip\)/);
+      expect((error as ImportError).message).toMatch(/^gz\.yaml: interaction-0: the response body is gzip-compressed; importFile is synchronous .* use importRecording/);
     }
   });
 

@@ -5,9 +5,20 @@ import { CliError, EXIT, type CliContext, type CommandModule } from "./context.j
 
 /**
  * Commands load lazily (one module each under ./commands) so that `toolwire replay` does not pay
- * for the schema validator; a command whose module is absent from this build is not listed.
+ * for the schema validator or fast-check. Static import() calls, so that bundlers see them.
  */
-const COMMANDS = ["replay", "import", "conformance", "expect", "history", "schema", "serve", "fuzz"] as const;
+const COMMANDS = {
+  replay: () => import("./commands/replay.js"),
+  import: () => import("./commands/import.js"),
+  conformance: () => import("./commands/conformance.js"),
+  expect: () => import("./commands/expect.js"),
+  history: () => import("./commands/history.js"),
+  schema: () => import("./commands/schema.js"),
+  serve: () => import("./commands/serve.js"),
+  fuzz: () => import("./commands/fuzz.js"),
+} satisfies Record<string, () => Promise<CommandModule>>;
+
+type CommandName = keyof typeof COMMANDS;
 
 /** Exit codes, in `toolwire --help` and the README. */
 export const EXIT_CODES_HELP = `Exit codes (every command):
@@ -20,17 +31,8 @@ export const EXIT_CODES_HELP = `Exit codes (every command):
      recognizable from the payloads`;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
-  if (!(COMMANDS as readonly string[]).includes(name)) return null;
-  try {
-    return (await import(/* @vite-ignore */ `./commands/${name}.js`)) as CommandModule;
-  } catch (error) {
-    if (isModuleNotFound(error)) return null;
-    throw error;
-  }
-}
-
-function isModuleNotFound(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
+  if (!Object.hasOwn(COMMANDS, name)) return null;
+  return (await COMMANDS[name as CommandName]()) as CommandModule;
 }
 
 /** toolwire's version, from the package.json above this module (source, tsc build or bundle). */
@@ -54,7 +56,7 @@ export function packageVersion(from: string = dirname(fileURLToPath(import.meta.
 
 async function help(ctx: CliContext): Promise<void> {
   const lines = [`toolwire ${packageVersion()}: decode LLM provider streams into tool calls you can trust`, "", "Usage: toolwire <command> [options]", "", "Commands:"];
-  for (const name of COMMANDS) {
+  for (const name of Object.keys(COMMANDS)) {
     const command = await loadCommand(name);
     if (command) lines.push(`  ${name.padEnd(12)} ${command.summary}`);
   }

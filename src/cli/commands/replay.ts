@@ -1,3 +1,4 @@
+import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
 import { supportedProviders, UnsupportedProviderError } from "../../providers/registry.js";
@@ -31,6 +32,8 @@ or a provider not recognizable from the payloads.`;
 /** One recorded file and what its streams decoded to. */
 interface ReplayedFile {
   shown: string;
+  /** The path below the directory it was found in: short enough for the notable findings. */
+  short: string;
   turns: DecodedTurn[];
 }
 
@@ -106,7 +109,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       turns.push(turn);
       if (values.json) ctx.out(JSON.stringify(toReplayJson(turn)) + "\n");
     }
-    replayed.push({ shown: file.shown, turns });
+    replayed.push({ shown: file.shown, short: relative(file.root, file.path) || file.shown, turns });
   }
   if (values.sequence !== undefined && matched === 0) {
     throw new CliError(`no stream named '${values.sequence}' in ${files.length} file(s)`, EXIT.input);
@@ -181,7 +184,7 @@ export function renderReport(files: readonly ReplayedFile[], options: { verbose:
   const lines = [...wrap(closing, width), "", fitLine(cells(header), width), ...rows.map((row) => fitLine(cells(row), width))];
   const notable = notableLines(files);
   if (notable.length > 0) lines.push("", "Notable:", ...notable.map((line) => fitLine(`  ${line}`, width)));
-  lines.push("", fitLine("Details: --verbose (every stream and call), --json (one object per stream), --sequence S (one stream).", width));
+  lines.push("", fitLine("Details: --verbose (every call), --json (one object per stream).", width));
   return lines.join("\n") + "\n";
 }
 
@@ -225,7 +228,7 @@ function notableLines(files: readonly ReplayedFile[]): string[] {
   };
   for (const file of files) {
     for (const turn of file.turns) {
-      const where = `${file.shown}${turn.sequence ? `#${turn.sequence}` : ""}`;
+      const where = `${file.short}${turn.sequence ? `#${turn.sequence}` : ""}`;
       if (turn.status !== "complete") count(statuses, turn.status, where);
       for (const call of turn.toolCalls) {
         for (const repair of call.repairs) count(repairs, repair, where);

@@ -113,6 +113,17 @@ export interface LoadedRecording {
   notes: string[];
 }
 
+/** The bytes of a file that holds something: no bytes, or only blank and `#` lines, is empty input. */
+async function readNonEmpty(file: Pick<InputFile, "path" | "shown">): Promise<Uint8Array> {
+  const bytes = await readInputBytes(file);
+  if (bytes.length === 0) throw inputError(file.shown, "the file is empty: no recorded stream in it");
+  // Only short files can be blank in practice; a long one is scanned only up to its first content line.
+  if (bytes[0] !== 0x1f && isBlank(new TextDecoder().decode(bytes.subarray(0, 4096))) && isBlank(new TextDecoder().decode(bytes))) {
+    throw inputError(file.shown, "the file holds only blank or comment lines: no recorded stream in it");
+  }
+  return bytes;
+}
+
 /** Without a BOM, blank lines and `#` comments, does the text hold anything? */
 function isBlank(text: string): boolean {
   for (const line of text.replace(/^\uFEFF/, "").split("\n")) {
@@ -128,14 +139,11 @@ function isBlank(text: string): boolean {
  * lines, or no event in any stream) is an input error like an unreadable file.
  */
 export async function loadRecording(file: Pick<InputFile, "path" | "shown">): Promise<LoadedRecording> {
-  const bytes = await readInputBytes(file);
-  if (bytes.length === 0) throw inputError(file.shown, "the file is empty: no recorded stream in it");
+  const bytes = await readNonEmpty(file);
   let loaded: LoadedRecording;
   try {
     if (file.path.endsWith(".ndjson")) {
-      const text = new TextDecoder().decode(bytes);
-      if (isBlank(text)) throw inputError(file.shown, "the file holds no records (only blank or comment lines)");
-      loaded = { streams: parseRecords(text), format: "records", notes: [] };
+      loaded = { streams: parseRecords(new TextDecoder().decode(bytes)), format: "records", notes: [] };
     } else {
       loaded = await importRecording(basename(file.path), bytes);
     }
@@ -150,8 +158,7 @@ export async function loadRecording(file: Pick<InputFile, "path" | "shown">): Pr
 
 /** Converts a file with the importer (any format, gzip included), under the same rules as loadRecording. */
 export async function importInput(file: Pick<InputFile, "path" | "shown">, options: ImportOptions = {}): Promise<LoadedRecording> {
-  const bytes = await readInputBytes(file);
-  if (bytes.length === 0) throw inputError(file.shown, "the file is empty: no recorded stream in it");
+  const bytes = await readNonEmpty(file);
   let loaded: LoadedRecording;
   try {
     loaded = await importRecording(basename(file.path), bytes, options);

@@ -21,7 +21,7 @@ describe("toolwire fuzz: progress on a terminal", () => {
     progress.done();
     const lines = written.filter((entry) => entry.text.includes("fuzz:"));
     expect(lines[0]?.at).toBe(1_000_000);
-    expect(lines[0]?.text).toMatch(/^\r\x1b\[Kfuzz: 0s, anthropic 1 cases checked, 0 finding\(s\)$/);
+    expect(lines[0]?.text).toBe("\r\x1b[Kfuzz: 0s, anthropic 1 cases checked, 0 finding(s)");
     for (let i = 1; i < lines.length; i++) expect((lines[i] as { at: number }).at - (lines[i - 1] as { at: number }).at).toBeLessThanOrEqual(5_000);
     expect(lines.length).toBeGreaterThanOrEqual(60_000 / 5_000);
     expect(lines.at(-1)?.text).toMatch(/anthropic \d+, gemini \d+ cases checked/);

@@ -3,7 +3,7 @@
  * repair the history (and which faults to look for), sanitize the tool schemas for a target,
  * retry after a delay, shrink the context, or give up.
  *
- * Matching works on the provider's own error texts (see `/shared/reference/provider-errors.md`
+ * Matching works on the provider's own error texts (see `docs/reference/provider-errors.md`
  * and the sources named on each rule), read from whatever shape the body arrives in: an SDK error
  * object, parsed JSON, a JSON string, or JSON embedded in another provider's message (Vertex,
  * OpenRouter and LiteLLM wrap the upstream body). Specific texts win over status codes.

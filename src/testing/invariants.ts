@@ -4,7 +4,7 @@ import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
-import { expectedCallId, type TurnSpec } from "./generators.js";
+import { expectedCallId, type TurnSpec } from "./spec.js";
 import { firstDifference, walkContainers } from "./values.js";
 
 /**

@@ -1,4 +1,3 @@
-import fc from "fast-check";
 import type { FramingName } from "../framing/framer.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { argumentDelta, keepAliveEvents, rewriteArguments, strangeEvents, withArgumentDelta, type ArgumentSiteKind } from "./shapes.js";
@@ -293,80 +292,6 @@ export function applyByteMutation(provider: ProviderName, events: readonly Provi
   if (plan.truncate !== null) bytes = bytes.subarray(0, plan.truncate % (bytes.length + 1));
   const cuts = plan.multibyteCuts ? [...plan.cuts, ...multibyteCutPoints(bytes)] : plan.cuts;
   return { bytes, chunks: splitBytes(bytes, cuts) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Arbitraries.
-
-const position = fc.nat({ max: 100_000 });
-
-export function eventMutation(): fc.Arbitrary<EventMutation> {
-  return fc.oneof(
-    fc.record({ op: fc.constant("refragment" as const), sizes: fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 6 }) }),
-    fc.record({ op: fc.constant("interleave" as const), at: position }),
-    fc.record({ op: fc.constant("duplicate" as const), at: position, to: position }),
-    fc.record({ op: fc.constant("drop" as const), at: position }),
-    fc.record({ op: fc.constant("swap" as const), at: position }),
-    fc.record({ op: fc.constant("inject" as const), at: position, kind: fc.constantFrom("keepalive" as const, "strange" as const), pick: fc.nat({ max: 64 }) }),
-    fc.record({ op: fc.constant("hostile" as const), at: position, kind: fc.constantFrom(...HOSTILE_KINDS) }),
-    fc.record({ op: fc.constant("truncate" as const), at: position }),
-  );
-}
-
-const NO_BYTES: ByteMutation = { framing: 0, lineEnding: "lf", dataFirst: false, keepAlives: [], invalidUtf8: [], corrupt: [], truncate: null, cuts: [], multibyteCuts: false };
-
-/** Only the freedoms of the framing: line endings, keep-alives, field order, chunk boundaries. */
-export function benignBytes(): fc.Arbitrary<ByteMutation> {
-  return fc.record({
-    framing: fc.nat({ max: 3 }),
-    lineEnding: fc.constantFrom<LineEnding>("lf", "crlf", "cr"),
-    dataFirst: fc.boolean(),
-    keepAlives: fc.array(position, { maxLength: 4 }),
-    invalidUtf8: fc.constant([]),
-    corrupt: fc.constant([]),
-    truncate: fc.constant(null),
-    cuts: fc.array(fc.nat({ max: 1_000_000 }), { maxLength: 40 }),
-    multibyteCuts: fc.boolean(),
-    multilineData: fc.boolean(),
-  });
-}
-
-/** Freedoms plus damage: invalid UTF-8, flipped bits, a body cut short. */
-export function damagingBytes(): fc.Arbitrary<ByteMutation> {
-  return fc.record({
-    framing: fc.nat({ max: 3 }),
-    lineEnding: fc.constantFrom<LineEnding>("lf", "crlf", "cr"),
-    dataFirst: fc.boolean(),
-    keepAlives: fc.array(position, { maxLength: 3 }),
-    invalidUtf8: fc.array(fc.record({ at: fc.nat({ max: 1_000_000 }), bytes: fc.constantFrom(...INVALID_UTF8.map((b) => [...b])) }), { maxLength: 3 }),
-    corrupt: fc.array(fc.record({ at: fc.nat({ max: 1_000_000 }), xor: fc.integer({ min: 1, max: 255 }) }), { maxLength: 3 }),
-    truncate: fc.option(fc.nat({ max: 1_000_000 }), { nil: null, freq: 3 }),
-    cuts: fc.array(fc.nat({ max: 1_000_000 }), { maxLength: 20 }),
-    multibyteCuts: fc.boolean(),
-    multilineData: fc.boolean(),
-  });
-}
-
-const previews = fc.boolean();
-const limits = fc.constantFrom<"default" | "small">("default", "default", "default", "small");
-
-/**
- * Plans mixing focused ones (a single invariance-preserving change, checked against the unmutated
- * stream) with chaos (several mutations and damaged bytes, checked against the invariants only).
- */
-export function mutationPlan(): fc.Arbitrary<MutationPlan> {
-  const focused = (mutation: fc.Arbitrary<EventMutation>): fc.Arbitrary<MutationPlan> =>
-    fc.record({ events: mutation.map((m) => [m]), bytes: fc.constant(NO_BYTES), previews, limits: fc.constant<"default">("default") });
-  return fc.oneof(
-    { weight: 3, arbitrary: fc.record({ events: fc.array(eventMutation(), { maxLength: 4 }), bytes: damagingBytes(), previews, limits }) },
-    { weight: 2, arbitrary: fc.record({ events: fc.constant<EventMutation[]>([]), bytes: benignBytes(), previews, limits: fc.constant<"default">("default") }) },
-    { weight: 2, arbitrary: fc.record({ events: fc.constant<EventMutation[]>([]), bytes: damagingBytes(), previews, limits }) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("refragment" as const), sizes: fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 6 }) })) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("interleave" as const), at: position })) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("inject" as const), at: position, kind: fc.constant("keepalive" as const), pick: fc.nat({ max: 8 }) })) },
-    { weight: 2, arbitrary: focused(fc.record({ op: fc.constant("truncate" as const), at: position })) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("hostile" as const), at: position, kind: fc.constantFrom(...HOSTILE_KINDS) })) },
-  );
 }
 
 /** One line naming what a plan does, for reports and file headers. */

@@ -1,8 +1,8 @@
 import { parseRecords } from "../framing/records.js";
 import { isProviderName, type ProviderEvent, type ProviderName } from "../types.js";
 import { hashId } from "../util/hash.js";
-import { checkCase, type Finding, type MaterializedCase } from "./fuzz.js";
-import type { TurnSpec } from "./generators.js";
+import { checkCase, type Finding, type MaterializedCase } from "./cases.js";
+import type { TurnSpec } from "./spec.js";
 import type { PropertyName, Violation } from "./invariants.js";
 import { describePlan, type MutationPlan } from "./mutations.js";
 import { stringifyJson } from "./values.js";

@@ -1,4 +1,5 @@
 import type { Diagnostic, ProviderEvent, ProviderName } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * Where `record` writes: a web `WritableStream<string>` (in Node, `Writable.toWeb(createWriteStream(path))`)
@@ -49,7 +50,7 @@ export interface Recording<S> {
  */
 export function record<S>(source: S, sink: RecordSink, options: RecordOptions = {}): Recording<S> {
   if (typeof sink !== "function" && !(typeof WritableStream !== "undefined" && sink instanceof WritableStream)) {
-    throw new TypeError("record: the sink must be a WritableStream<string> or a function called with each line.");
+    throw new ToolwireError("invalid_sink", "record: the sink must be a WritableStream<string> or a function called with each line.");
   }
   return { [RECORDING]: true, source, sink, options };
 }
@@ -149,7 +150,7 @@ export class Recorder {
   }
 
   private fail(error: unknown): void {
-    if (this.failure === null) this.failure = error ?? new Error("unknown sink failure");
+    if (this.failure === null) this.failure = error ?? new ToolwireError("sink_failed", "unknown sink failure");
   }
 
   /** Flushes and (unless `preventClose`) closes the sink; returns a diagnostic if recording failed. */

@@ -1,4 +1,5 @@
 import { isProviderName, PROVIDERS, type ProviderEvent, type ProviderName } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * The recorded stream file format of DESIGN.md ("recorded stream files (NDJSON)"): one JSON
@@ -14,14 +15,14 @@ export interface RecordedStream {
   times?: (number | undefined)[];
 }
 
-export class RecordFormatError extends Error {
+/** A line of a recorded stream file that is not a record (code `invalid_record`). */
+export class RecordFormatError extends ToolwireError {
   constructor(
     message: string,
     /** 1-based line number in the parsed text. */
     readonly line: number,
   ) {
-    super(`line ${line}: ${message}`);
-    this.name = "RecordFormatError";
+    super("invalid_record", `line ${line}: ${message}`);
   }
 }
 

@@ -18,6 +18,7 @@ import * as bedrock from "./formats/bedrock.js";
 import * as gemini from "./formats/gemini.js";
 import * as openaiChat from "./formats/openai-chat.js";
 import * as openaiResponses from "./formats/openai-responses.js";
+import { ToolwireError } from "../errors.js";
 
 export { HISTORY_FORMATS, INVALID_ARGUMENTS_KEY, isHistoryFormat, readInvalidArgumentsPlaceholder } from "./model.js";
 export type { CallError, HistoryFormat, Message, OpaquePart, Part, ReasoningPart, ResultContent, Role, TextPart, ToolCallPart, ToolResultPart } from "./model.js";
@@ -54,7 +55,7 @@ const FORMATS: Record<HistoryFormat, FormatModule> = {
 };
 
 function list(messages: readonly unknown[]): readonly unknown[] {
-  if (!Array.isArray(messages)) throw new TypeError("a history is a list of messages");
+  if (!Array.isArray(messages)) throw new ToolwireError("invalid_history", "a history is a list of messages");
   return messages;
 }
 

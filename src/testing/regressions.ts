@@ -1,3 +1,5 @@
+import { ToolwireError } from "../errors.js";
+
 import { parseRecords } from "../framing/records.js";
 import { isProviderName, type ProviderEvent, type ProviderName } from "../types.js";
 import { hashId } from "../util/hash.js";
@@ -86,10 +88,10 @@ export function regressionFromFinding(finding: Finding, status: Regression["stat
   };
 }
 
-export class RegressionFormatError extends Error {
+/** A regression file whose header or records cannot be read (code `invalid_regression`). */
+export class RegressionFormatError extends ToolwireError {
   constructor(message: string) {
-    super(message);
-    this.name = "RegressionFormatError";
+    super("invalid_regression", message);
   }
 }
 

@@ -9,6 +9,7 @@ import { openai } from "./openai.js";
 import { openaiStrict } from "./openai-strict.js";
 import { SCHEMA_TARGETS, type SchemaTarget, type TargetDefinition } from "./types.js";
 import { xai } from "./xai.js";
+import { ToolwireError } from "../../errors.js";
 
 export { SCHEMA_TARGETS, type SchemaTarget, type TargetDefinition };
 
@@ -25,10 +26,10 @@ export const TARGETS: Readonly<Record<SchemaTarget, TargetDefinition>> = {
   bedrock,
 };
 
-export class UnknownTargetError extends Error {
+/** A schema target name that is neither a target nor an alias of one (code `unknown_target`). */
+export class UnknownTargetError extends ToolwireError {
   constructor(readonly target: string) {
-    super(`unknown schema target '${target}'; valid targets: ${SCHEMA_TARGETS.join(", ")} (also: ${aliasList().join(", ")})`);
-    this.name = "UnknownTargetError";
+    super("unknown_target", `unknown schema target '${target}'; valid targets: ${SCHEMA_TARGETS.join(", ")} (also: ${aliasList().join(", ")})`);
   }
 }
 

@@ -9,6 +9,10 @@ import { ToolwireError } from "../errors.js";
  */
 export type RecordSink = WritableStream<string> | ((line: string) => void | Promise<void>);
 
+/**
+ * Options of `record`: the sequence name, a header comment, whether to leave the sink open, and a
+ * `redact` hook.
+ */
 export interface RecordOptions {
   /** Written as `sequence` on every record, so several turns can share one file; also the decoded turn's `sequence`. */
   sequence?: string | null;

@@ -25,6 +25,10 @@ export type StreamSourceFor<P extends ProviderName> =
 /** Any source, for any provider. */
 export type StreamSource = StreamSourceFor<ProviderName> | Recording<StreamSourceFor<ProviderName>>;
 
+/**
+ * Options of `decodeStream` and `collectTurn`: the byte decoder options plus the stall watchdog
+ * (idle timeout, deadline, abort signal).
+ */
 export interface DecodeStreamOptions extends ByteDecoderOptions, WatchdogOptions {}
 
 function isResponse(source: unknown): source is Response {

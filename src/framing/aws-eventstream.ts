@@ -12,6 +12,10 @@ import { ToolwireError } from "../errors.js";
 
 export type EventStreamHeaderValue = string | number | boolean | Uint8Array;
 
+/**
+ * One decoded AWS event-stream message: its headers (`:event-type`, `:message-type`…) and raw
+ * payload bytes.
+ */
 export interface EventStreamMessage {
   headers: Record<string, EventStreamHeaderValue>;
   payload: Uint8Array;
@@ -250,6 +254,10 @@ export interface EventStreamFramer {
   finish(): EventStreamMessage[];
 }
 
+/**
+ * A push framer for the AWS event-stream binary format (Bedrock): bytes in any cut, messages out,
+ * with prelude and message CRCs checked and frames capped at 16 MiB.
+ */
 export function createEventStreamFramer(): EventStreamFramer {
   let buffer = new Uint8Array(0);
   let start = 0; // first unconsumed byte in `buffer`

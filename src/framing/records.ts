@@ -49,6 +49,11 @@ function describe(value: unknown): string {
   return typeof value === "string" ? `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + "…" : value)}` : `a ${typeof value}`;
 }
 
+/**
+ * Parses a recorded stream file (NDJSON records, see the README) into streams grouped by
+ * `sequence`, in file order. Blank and `#` lines are skipped; a line that is not a record throws
+ * RecordFormatError with its line number.
+ */
 export function parseRecords(text: string): RecordedStream[] {
   const streams = new Map<string | null, RecordedStream & { timed: boolean }>();
   // Text that starts with a byte-order mark is still the format.

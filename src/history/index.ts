@@ -74,6 +74,10 @@ export function checkHistory(messages: readonly unknown[], format: HistoryFormat
   return checkMessages(toNeutral(messages, format), format, options);
 }
 
+/**
+ * The result of `repairHistory`: the repaired messages, every edit made, the id replacements and
+ * the faults left on purpose.
+ */
 export interface RepairResult {
   /** The repaired history in the same format. Messages the repair did not touch are copies of the input's. */
   messages: unknown[];
@@ -99,6 +103,10 @@ export function repairHistory(messages: readonly unknown[], format: HistoryForma
   return { messages: output, edits: outcome.edits, idMap: outcome.idMap, remaining: checkHistory(output, format, policy) };
 }
 
+/**
+ * The result of `convertHistory`: a repaired history in the target format, plus the system text
+ * lifted out and notes on what had no equivalent.
+ */
 export interface ConvertResult extends RepairResult {
   /** System text lifted out of the messages, for formats that take it as a separate request field. */
   system: string | null;

@@ -98,6 +98,7 @@ export async function loadReplayStreams(paths: readonly string[], options: { cwd
   return streams;
 }
 
+/** Options of `createReplayHandler`: default pacing and a hook called for each served request. */
 export interface ReplayHandlerOptions {
   /** Default pacing factor for every response; off when absent. */
   pace?: number;
@@ -105,12 +106,14 @@ export interface ReplayHandlerOptions {
   onServe?: (info: { provider: ProviderName; key: string; path: string }) => void;
 }
 
+/** Options of `startReplayServer`: the streams to serve, the port and the handler options. */
 export interface ReplayServerOptions extends ReplayHandlerOptions {
   streams: readonly ReplayStream[];
   /** 0 (the default) picks a free port. */
   port?: number;
 }
 
+/** A running replay server on 127.0.0.1 (from `startReplayServer`). */
 export interface ReplayServer {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;

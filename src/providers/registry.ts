@@ -25,6 +25,7 @@ export class UnsupportedProviderError extends ToolwireError {
   }
 }
 
+/** The providers that have a decoder. */
 export function supportedProviders(): ProviderName[] {
   return Object.keys(CODECS) as ProviderName[];
 }

@@ -7,7 +7,9 @@ import { ToolwireError } from "../errors.js";
  */
 
 export type SchemaNode = Record<string, unknown>;
+/** A JSON Schema (2020-12): an object or a boolean. */
 export type Schema = boolean | SchemaNode;
+/** The JSON Schema type names. */
 export type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "array" | "object";
 
 export const JSON_TYPES: readonly JsonType[] = ["string", "number", "integer", "boolean", "null", "array", "object"];

@@ -34,6 +34,7 @@ export interface FuzzSource {
   spec?: TurnSpec;
 }
 
+/** One fuzz case: a provider, a source stream and a mutation plan. */
 export interface FuzzCase {
   provider: ProviderName;
   source: FuzzSource;
@@ -45,6 +46,7 @@ export interface MaterializedCase extends FuzzCase {
   mutated: ProviderEvent[];
 }
 
+/** The case with its mutated events written out (as a regression file stores them). */
 export function materialize(fuzzCase: FuzzCase): MaterializedCase {
   return { ...fuzzCase, mutated: applyEventMutations(fuzzCase.provider, fuzzCase.source.events, fuzzCase.plan.events) };
 }
@@ -131,6 +133,10 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
   return found;
 }
 
+/**
+ * A property the fuzzer found violated: the shrunk and minimized counterexample, with the seed and
+ * path that reproduce it.
+ */
 export interface Finding {
   provider: ProviderName;
   property: PropertyName;

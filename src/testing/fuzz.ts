@@ -15,6 +15,10 @@ export { checkCase, materialize, minimizeCase, type CheckCounts, type Finding, t
 // ---------------------------------------------------------------------------------------------
 // The loop.
 
+/**
+ * Options of `runFuzz`: the corpus, providers, seed, run counts or deadline, known signatures and
+ * callbacks.
+ */
 export interface FuzzOptions {
   /** Recorded streams per provider. */
   corpus?: Partial<Record<ProviderName, FuzzSource[]>>;
@@ -36,6 +40,7 @@ export interface FuzzOptions {
   now?: () => number;
 }
 
+/** What a fuzz pass did: runs and checks per provider, providers skipped, and its findings. */
 export interface FuzzSummary {
   runs: Partial<Record<ProviderName, number>>;
   /** Per provider, how often each relational check ran. */
@@ -51,6 +56,10 @@ export function roundSeed(seed: number, provider: ProviderName, round: number): 
   return h & 0x7fffffff;
 }
 
+/**
+ * The fast-check arbitrary of fuzz cases for a provider: a recorded or generated stream with a
+ * mutation plan.
+ */
 export function caseArbitrary(provider: ProviderName, corpus: readonly FuzzSource[]): fc.Arbitrary<FuzzCase> {
   const generated = generatedStream(provider).map((stream): FuzzSource => ({ origin: "generated", events: stream.events, spec: stream.spec }));
   const source = corpus.length > 0 ? fc.oneof(fc.constantFrom(...corpus), generated) : generated;
@@ -58,6 +67,10 @@ export function caseArbitrary(provider: ProviderName, corpus: readonly FuzzSourc
 }
 
 
+/**
+ * Runs the fuzz loop: rounds of fast-check runs per provider until `runs` or `deadline`; each
+ * finding is shrunk, minimized and reported through `onFinding`.
+ */
 export function runFuzz(options: FuzzOptions = {}): FuzzSummary {
   const now = options.now ?? (() => Date.now());
   const seed = options.seed ?? 1;

@@ -24,6 +24,7 @@ export function hostileString(maxLength = 12): fc.Arbitrary<string> {
   );
 }
 
+/** Object keys for generated arguments, `__proto__`, `constructor` and `prototype` among them. */
 export function jsonKey(): fc.Arbitrary<string> {
   return fc.oneof({ weight: 1, arbitrary: fc.constantFrom(...PROTO_KEYS) }, { weight: 4, arbitrary: fc.string({ maxLength: 8 }) }, { weight: 2, arbitrary: hostileString(6) });
 }
@@ -51,6 +52,7 @@ export function jsonValue(maxDepth = 3): fc.Arbitrary<unknown> {
   return value;
 }
 
+/** Arguments objects with hostile keys and values. */
 export function argumentsObject(): fc.Arbitrary<Record<string, unknown>> {
   return fc.array(fc.tuple(jsonKey(), jsonValue()), { maxLength: 5 }).map(objectFrom);
 }
@@ -58,6 +60,7 @@ export function argumentsObject(): fc.Arbitrary<Record<string, unknown>> {
 const toolName = fc.stringMatching(/^[a-z][a-z0-9_]{0,11}$/);
 const idBody = fc.stringMatching(/^[A-Za-z0-9]{4,16}$/);
 
+/** Provider-neutral turn specs: text, calls with random arguments, fragment sizes and layout choices. */
 export function turnSpec(options: { maxCalls?: number } = {}): fc.Arbitrary<TurnSpec> {
   return fc.record({
     text: fc.array(hostileString(16), { maxLength: 4 }),
@@ -75,6 +78,7 @@ export function turnSpec(options: { maxCalls?: number } = {}): fc.Arbitrary<Turn
 }
 
 
+/** Valid streams of `provider`, rendered from generated specs (each knows what it must decode to). */
 export function generatedStream(provider: ProviderName, options: { maxCalls?: number } = {}): fc.Arbitrary<GeneratedStream> {
   return turnSpec(options).map((spec) => ({ provider, spec, events: renderSpec(provider, spec) }));
 }
@@ -84,6 +88,7 @@ export function generatedStream(provider: ProviderName, options: { maxCalls?: nu
 
 const position = fc.nat({ max: 100_000 });
 
+/** One event mutation of any kind. */
 export function eventMutation(): fc.Arbitrary<EventMutation> {
   return fc.oneof(
     fc.record({ op: fc.constant("refragment" as const), sizes: fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 6 }) }),

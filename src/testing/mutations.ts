@@ -12,8 +12,10 @@ import { encodeWire, framingsFor, multibyteCutPoints, splitBytes, type LineEndin
 
 export type HostileKind = "deep" | "proto" | "wide" | "long_string" | "bad_escape" | "not_object";
 
+/** Every kind of hostile argument value a plan can inject. */
 export const HOSTILE_KINDS: readonly HostileKind[] = ["deep", "proto", "wide", "long_string", "bad_escape", "not_object"];
 
+/** One change to a stream's events, as JSON data; positions are taken modulo the stream's length. */
 export type EventMutation =
   /** Re-cut every run of one call's argument fragments at the given sizes (cycled). */
   | { op: "refragment"; sizes: number[] }
@@ -30,6 +32,10 @@ export type EventMutation =
   /** Keep only the first `at` events (modulo length + 1). */
   | { op: "truncate"; at: number };
 
+/**
+ * How the events become bytes: framing freedoms (line endings, keep-alives, field order, cuts) and
+ * damage (invalid UTF-8, flipped bits, truncation).
+ */
 export interface ByteMutation {
   /** Index into `framingsFor(provider)`. */
   framing: number;
@@ -46,6 +52,7 @@ export interface ByteMutation {
   multilineData?: boolean;
 }
 
+/** A whole mutation plan: event mutations, byte plan, previews on or off, and the limits to decode with. */
 export interface MutationPlan {
   events: EventMutation[];
   bytes: ByteMutation;
@@ -57,6 +64,7 @@ export interface MutationPlan {
 /** Limits used by `limits: "small"` plans: ordinary streams reach every one of them. */
 export const SMALL_LIMITS = { maxArgumentChars: 2000, maxDepth: 16, maxCallsPerTurn: 2, maxTurnChars: 20_000, maxLineChars: 6000 } as const;
 
+/** The limits a plan decodes with (`SMALL_LIMITS` for `limits: "small"`). */
 export function limitsFor(plan: Pick<MutationPlan, "limits">): typeof SMALL_LIMITS | undefined {
   return plan.limits === "small" ? SMALL_LIMITS : undefined;
 }
@@ -101,6 +109,10 @@ function cut(text: string, sizes: readonly number[]): string[] {
   return out;
 }
 
+/**
+ * Re-cuts each run of argument fragments at the given sizes (cycled): the same arguments in
+ * different deltas.
+ */
 export function refragment(provider: ProviderName, events: readonly ProviderEvent[], sizes: readonly number[]): ProviderEvent[] {
   const runs = deltaRuns(provider, events);
   if (runs.length === 0 || sizes.length === 0) return [...events];
@@ -207,6 +219,7 @@ function plantHostile(provider: ProviderName, events: readonly ProviderEvent[], 
   return out;
 }
 
+/** Applies one event mutation; never changes the input array. */
 export function applyEventMutation(provider: ProviderName, events: readonly ProviderEvent[], mutation: EventMutation): ProviderEvent[] {
   const n = events.length;
   switch (mutation.op) {
@@ -243,6 +256,7 @@ export function applyEventMutation(provider: ProviderName, events: readonly Prov
   }
 }
 
+/** Applies event mutations in order. */
 export function applyEventMutations(provider: ProviderName, events: readonly ProviderEvent[], mutations: readonly EventMutation[]): ProviderEvent[] {
   let out = [...events];
   for (const mutation of mutations) out = applyEventMutation(provider, out, mutation);
@@ -255,6 +269,7 @@ export function applyEventMutations(provider: ProviderName, events: readonly Pro
 /** Byte sequences no UTF-8 decoder may accept: stray continuation, overlong, surrogate, cut, out of range. */
 export const INVALID_UTF8: readonly (readonly number[])[] = [[0xff], [0x80], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xf4, 0x90, 0x80, 0x80], [0xfe, 0xff]];
 
+/** The framing a byte plan uses for `provider`. */
 export function framingOf(provider: ProviderName, bytes: Pick<ByteMutation, "framing">): FramingName {
   const options = framingsFor(provider);
   return options[bytes.framing % options.length] as FramingName;

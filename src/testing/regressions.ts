@@ -50,6 +50,7 @@ function identity(regression: Pick<Regression, "provider" | "property" | "plan" 
   return hashId(`${regression.property}\n${stringifyJson(regression.plan)}\n${stringifyJson(regression.source.spec ?? null)}\n${body(regression)}`);
 }
 
+/** The file name of a regression: provider and a hash of what reproduces it. */
 export function regressionFileName(regression: Pick<Regression, "provider" | "property" | "plan" | "source" | "mutated">): string {
   return `${regression.provider}-${identity(regression)}.ndjson`;
 }
@@ -58,6 +59,10 @@ function oneLine(text: string): string {
   return text.replace(/[\r\n]+/g, " ");
 }
 
+/**
+ * A regression as file text: a `#` header (provider, property, violation, seed, plan, status) and
+ * the mutated events as NDJSON records.
+ */
 export function formatRegression(regression: Regression): string {
   const header = [
     `# ${MAGIC}: found by \`npm run fuzz\`, replayed by test/fuzz/regressions.test.ts.`,
@@ -76,6 +81,7 @@ export function formatRegression(regression: Regression): string {
   return header.join("\n") + "\n" + body(regression);
 }
 
+/** A regression for a fuzz finding, `open` until the bug is fixed. */
 export function regressionFromFinding(finding: Finding, status: Regression["status"] = "open"): Regression {
   const head = finding.violations.find((v) => v.property === finding.property) ?? finding.violations[0];
   return {
@@ -95,6 +101,7 @@ export class RegressionFormatError extends ToolwireError {
   }
 }
 
+/** Reads a regression file back; throws RegressionFormatError when its header or records are not readable. */
 export function parseRegression(text: string): Regression {
   const header = new Map<string, string>();
   for (const line of text.split("\n")) {

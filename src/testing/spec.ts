@@ -14,6 +14,7 @@ export interface CallSpec {
   arguments: Record<string, unknown>;
 }
 
+/** A provider-neutral turn: text pieces, calls, and how to lay them out on the wire. */
 export interface TurnSpec {
   text: string[];
   calls: CallSpec[];
@@ -27,6 +28,7 @@ export interface TurnSpec {
   interleaved?: boolean;
 }
 
+/** A generated stream: the provider's events and the spec they render. */
 export interface GeneratedStream {
   provider: ProviderName;
   events: ProviderEvent[];

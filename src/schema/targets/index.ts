@@ -13,6 +13,7 @@ import { ToolwireError } from "../../errors.js";
 
 export { SCHEMA_TARGETS, type SchemaTarget, type TargetDefinition };
 
+/** Every schema target's definition, by name. */
 export const TARGETS: Readonly<Record<SchemaTarget, TargetDefinition>> = {
   openai,
   "openai-strict": openaiStrict,
@@ -47,6 +48,7 @@ export function findTarget(name: string): TargetDefinition | null {
   return null;
 }
 
+/** The target for a name or alias (case-insensitive); throws UnknownTargetError. */
 export function resolveTarget(name: string): TargetDefinition {
   const def = findTarget(name);
   if (!def) throw new UnknownTargetError(name);

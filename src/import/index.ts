@@ -11,6 +11,7 @@ import { jsonLinesToEvents } from "./json-lines.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { splitConcatenatedMessages } from "./split-messages.js";
+import { UnsupportedProviderError } from "../providers/registry.js";
 
 export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
 export { providerFromUrl } from "./http.js";
@@ -149,7 +150,7 @@ export async function importRecording(name: string, bytes: Uint8Array, options: 
 
 function importWith(name: string, bytes: Uint8Array, options: ImportOptions, inflater?: BodyInflater): ImportResult {
   if (options.provider !== undefined && !isProviderName(options.provider)) {
-    throw new TypeError(`unknown provider ${JSON.stringify(options.provider)}`);
+    throw new UnsupportedProviderError(String(options.provider));
   }
   if (startsWithBytes(bytes, GZIP_MAGIC)) {
     throw new ImportError("the file is gzip-compressed: importFile is synchronous and cannot inflate it; use importRecording (or `toolwire import`), or gunzip it first.", "compressed", name);

@@ -619,3 +619,49 @@ describe("sanitizeSchema: draft-07 input", () => {
     roundTrip(schema, "openai-strict", { start: 1, end: 2, point: [1, 2] });
   });
 });
+
+describe("sanitizeSchema: conditional requirements per mode", () => {
+  it("writes one REQUIRED PARAMETERS summary per mode on the root besides the per-field hints", () => {
+    for (const target of SCHEMA_TARGETS) {
+      const result = sanitizeSchema(PATCH, target);
+      expect(result.schema.description, target).toContain("REQUIRED PARAMETERS: mode='replace' → path, old_string, new_string; mode='patch' → patch.");
+      expect(sanitizeSchema(result.schema, target).changes, target).toEqual([]);
+    }
+    const conditional = {
+      type: "object",
+      properties: { mode: { enum: ["a", "b"] }, x: { type: "string" }, y: { type: "string" } },
+      required: ["mode"],
+      allOf: [
+        { if: { properties: { mode: { const: "a" } } }, then: { required: ["x", "y"] } },
+        { if: { properties: { mode: { const: "b" } } }, then: { required: ["y"] } },
+      ],
+    };
+    expect(sanitizeSchema(conditional, "anthropic").schema.description).toBe("REQUIRED PARAMETERS: mode='a' → x, y; mode='b' → y.");
+  });
+
+  it("keeps top-level anyOf/oneOf on request where the target takes them: as they are (openai), as whole objects (llamacpp)", () => {
+    const kept = sanitizeSchema(PATCH, "openai", { rootCombinators: "keep" });
+    // The branches stay (their required keys get declared, unconstrained, as everywhere).
+    expect(kept.schema.oneOf).toMatchObject(PATCH.oneOf);
+    expect(kept.schema.description).toBeUndefined();
+    expect(kept.problems).toEqual([]);
+    expect(sanitizeSchema(kept.schema, "openai", { rootCombinators: "keep" }).changes).toEqual([]);
+
+    const grammar = sanitizeSchema(PATCH, "llamacpp", { rootCombinators: "keep" });
+    const branches = grammar.schema.oneOf as SchemaNode[];
+    expect(branches).toHaveLength(2);
+    expect(branches[0]).toMatchObject({ type: "object", required: ["mode", "path", "old_string", "new_string"] });
+    expect((branches[0]!.properties as Record<string, SchemaNode>).mode).toMatchObject({ const: "replace" });
+    expect(Object.keys(branches[1]!.properties as object)).toEqual(Object.keys(PATCH.properties));
+    expect(checkSchema(grammar.schema, "llamacpp", { rootCombinators: "keep" }).filter((p) => p.severity === "error")).toEqual([]);
+    expect(sanitizeSchema(grammar.schema, "llamacpp", { rootCombinators: "keep" }).changes).toEqual([]);
+    // Same meaning: what the original accepts and rejects, the kept schema does too.
+    for (const args of [{ mode: "replace", path: "a", old_string: "x", new_string: "y" }, { mode: "patch", patch: "p" }, { mode: "replace", path: "a" }, { mode: "patch" }]) {
+      expect(isValid(grammar.schema, args), JSON.stringify(args)).toBe(isValid(PATCH, args));
+    }
+
+    const anthropic = sanitizeSchema(PATCH, "anthropic", { rootCombinators: "keep" });
+    expect(anthropic.schema.oneOf).toBeUndefined();
+    expect(anthropic.changes[0]!.message).toContain('rootCombinators "keep" does not apply: Anthropic rejects top-level anyOf/oneOf');
+  });
+});

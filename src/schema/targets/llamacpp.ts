@@ -12,6 +12,7 @@ export const llamacpp: TargetDefinition = {
   name: "llamacpp",
   title: "llama.cpp",
   aliases: ["llama.cpp", "llama-cpp", "llama-server", "ollama", "lmstudio", "lm-studio"],
+  rootCombinators: "whole-branches",
   rules: [
     ...COMMON_RULES,
     conditionals,

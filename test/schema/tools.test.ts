@@ -28,21 +28,27 @@ const SHAPES = {
   function: { name: "fetch", description: "Fetch.", parameters: PARAMS },
 } as const;
 
+/** The value at a path of keys and indexes. */
+function at(value: unknown, ...path: Array<string | number>): Record<string, unknown> {
+  let current = value;
+  for (const key of path) current = (current as Record<string | number, unknown>)[key];
+  return current as Record<string, unknown>;
+}
+
 function schemaIn(tool: unknown, shape: keyof typeof SHAPES): Record<string, unknown> {
-  const t = tool as Record<string, any>;
   switch (shape) {
     case "openai-chat":
-      return t.function.parameters;
+      return at(tool, "function", "parameters");
     case "anthropic":
-      return t.input_schema;
+      return at(tool, "input_schema");
     case "mcp":
-      return t.inputSchema;
+      return at(tool, "inputSchema");
     case "bedrock":
-      return t.toolSpec.inputSchema.json;
+      return at(tool, "toolSpec", "inputSchema", "json");
     case "gemini":
-      return t.functionDeclarations[0].parameters;
+      return at(tool, "functionDeclarations", 0, "parameters");
     default:
-      return t.parameters;
+      return at(tool, "parameters");
   }
 }
 
@@ -72,7 +78,7 @@ describe("sanitizeTools", () => {
     expect(text).not.toContain('"pattern"');
     expect(text).not.toContain('"format"');
     expect(text).not.toContain('"enum"');
-    expect((schema.properties as any).model).toEqual({ type: "string", description: "(one of: Qwen/Qwen3-8B, meta-llama/Llama-3)" });
+    expect(at(schema, "properties", "model")).toEqual({ type: "string", description: "(one of: Qwen/Qwen3-8B, meta-llama/Llama-3)" });
     expect(checkSchema(schema, "xai")).toEqual([]);
     // Everything around the schema is as it came.
     expect({ ...out, ...strip(shape) }).toEqual({ ...(tool as object), ...strip(shape) });
@@ -83,9 +89,8 @@ describe("sanitizeTools", () => {
   it("gemini: every declaration with parameters, declarations without them untouched; paths point into the input", () => {
     const result = sanitizeTools([SHAPES.gemini], "gemini");
     expect(result.entries.map((e) => [e.name, e.declaration, e.path])).toEqual([["fetch", 0, "#/0/functionDeclarations/0/parameters"]]);
-    const decls = (result.tools[0] as any).functionDeclarations;
-    expect(decls[1]).toBe(SHAPES.gemini.functionDeclarations[1]);
-    expect(Object.keys(decls[0].parameters.properties)).toContain("filter_id_");
+    expect(at(result.tools[0], "functionDeclarations", 1)).toBe(SHAPES.gemini.functionDeclarations[1]);
+    expect(Object.keys(at(result.tools[0], "functionDeclarations", 0, "parameters", "properties"))).toContain("filter_id_");
     expect(result.restoreArguments("fetch", { url: "https://x", filter_id_: "7" })).toEqual({ url: "https://x", "filter[id]": "7" });
     expect(result.argumentMap("nope")).toBeUndefined();
     expect(result.restoreArguments("nope", { a: 1 })).toEqual({ a: 1 });

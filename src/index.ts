@@ -74,3 +74,7 @@ export {
 } from "./schema/index.js";
 export { createLoopGuard, type LoopGuard, type LoopGuardOptions, type GuardDecision, type GuardAction } from "./guard/loop-guard.js";
 export { createOutcomeLedger, type OutcomeLedger, type OutcomeEntry } from "./guard/outcome-ledger.js";
+
+// In front of any client: a repairing fetch and the re-encoders it uses.
+export { createRepairingFetch, routeOf, targetOf, type RepairingFetchOptions, type FetchLike, type Route } from "./fetch/index.js";
+export { createReencoder, createReencodingStream, createAnthropicReencoder, createOpenAIChatReencoder, REENCODED_PROVIDERS, type Reencoder, type RepairReport } from "./reencode/index.js";

@@ -4,7 +4,7 @@ import { CliError, EXIT, type CliContext, type CommandModule } from "./context.j
  * Commands load lazily (one module each under ./commands) so that `toolwire replay` does not pay
  * for the schema validator; a command whose module is absent from this build is not listed.
  */
-const COMMANDS = ["replay", "import", "conformance", "history", "schema", "serve"] as const;
+const COMMANDS = ["replay", "import", "conformance", "history", "schema", "serve", "proxy"] as const;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
   if (!(COMMANDS as readonly string[]).includes(name)) return null;

@@ -48,11 +48,15 @@ async function anthropicCalls(stream: ReplayStream): Promise<Calls> {
 }
 
 async function chatCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: ReplayStream): Promise<Calls> {
-  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch });
+  // The two majors share this API; typed as one so that the calls below type-check once.
+  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch }) as unknown as OpenAI;
   try {
     const completion = await client.chat.completions.stream(CHAT_REQUEST, pick(stream)).finalChatCompletion();
     return (completion.choices[0]?.message.tool_calls ?? []).map((call) => {
-      if (call.type !== "function") return { id: call.id, name: call.custom.name, arguments: { input: call.custom.input } };
+      if (call.type !== "function") {
+        const custom = (call as unknown as { custom: { name: string; input: string } }).custom;
+        return { id: call.id, name: custom.name, arguments: { input: custom.input } };
+      }
       let args: unknown;
       try {
         args = JSON.parse(call.function.arguments);

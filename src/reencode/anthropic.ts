@@ -208,7 +208,8 @@ class AnthropicReencoder implements Reencoder {
     this.runnable++;
     const outIndex = this.assign(index);
     const startInput = held.block.input;
-    const emptyStart = startInput === undefined || startInput === null || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
+    // `input: null` means "none" to toolwire, but clients that validate the block (the AI SDK) drop it.
+    const emptyStart = startInput === undefined || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
     const asSent = decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
       for (const event of held.events) {
@@ -221,7 +222,7 @@ class AnthropicReencoder implements Reencoder {
     out.push(sseBytes({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
     out.push(sseBytes({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
     out.push(sseBytes({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
-    this.tap.rewritten(call, emptyStart ? [] : ["start_input"]);
+    this.tap.rewritten(call, emptyStart ? [] : [startInput === null ? "start_input_null" : "start_input"]);
   }
 
   /** Calls still open when the message ended, errored or restarted: cut, so never delivered. */

@@ -1,10 +1,11 @@
+import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
 import { createReencoder, createReencodingStream } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
-import type { SchemaTarget } from "../schema/targets/types.js";
+import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
 import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 import { repairRequestHistory, sanitizeTools } from "./request.js";
 import { routeFor, routeOf, targetOf, type Route } from "./routes.js";
@@ -64,7 +65,7 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
   const base: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const enabled = { schemas: true, history: true, responses: true, recovery: true, ...options.repairs };
   const configuredTarget = options.target !== undefined ? (findTarget(options.target)?.name ?? null) : undefined;
-  if (options.target !== undefined && configuredTarget === null) throw new TypeError(`unknown schema target '${options.target}'`);
+  if (options.target !== undefined && configuredTarget === null) throw new ToolwireError("unknown_target", `unknown schema target '${options.target}'; valid targets: ${SCHEMA_TARGETS.join(", ")}`);
 
   return async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
@@ -142,7 +143,7 @@ function recover(classification: ProviderErrorClassification, body: Record<strin
     return { body: copy, reports };
   }
   if (recovery.action === "sanitize_schema" && recovery.target === "llamacpp") {
-    if (!sanitizeTools(copy, route.provider, recovery.target, reports, "recovery", recovery.strip ?? ["pattern", "format"])) return null;
+    if (!sanitizeTools(copy, route.provider, recovery.target, reports, "recovery", recovery.strip?.length ? recovery.strip : ["pattern", "format"])) return null;
     return { body: copy, reports };
   }
   return null;

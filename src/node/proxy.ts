@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ToolwireError } from "../errors.js";
 import { createRepairingFetch, type FetchLike, type RepairingFetchOptions } from "../fetch/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
@@ -64,7 +65,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
   try {
     upstream = new URL(options.upstream);
   } catch {
-    throw new TypeError(`--upstream must be an absolute URL, got '${options.upstream}'`);
+    throw new ToolwireError("invalid_upstream", `the upstream must be an absolute URL, got '${options.upstream}'`);
   }
   const base = upstream.href.replace(/\/+$/, "");
   const bound = options.host ?? "127.0.0.1";

@@ -128,4 +128,28 @@ describe("decodeStream failures", () => {
     }
     expect(stream.controller.signal.aborted).toBe(true);
   });
+
+  it("serves next() calls made without waiting in order, as a generator queues them", async () => {
+    const { events: sequential } = await drain(decodeStream("anthropic", chunks([sse(events.slice(0, 3)), sse(events.slice(3))])));
+    const iterator = decodeStream("anthropic", chunks([sse(events.slice(0, 3)), sse(events.slice(3))]));
+    const results = await Promise.all(Array.from({ length: sequential.length + 2 }, () => iterator.next()));
+    expect(results.map((result) => (result.done ? null : result.value))).toEqual([...sequential, null, null]);
+    expect(results.at(-1)?.done).toBe(true);
+  });
+
+  it("throws misuse at the first next(), not when called, and stays done after return()", async () => {
+    const iterator = decodeStream("anthropic", 42 as unknown as Response);
+    await expect(iterator.next()).rejects.toThrow(/async iterable/);
+    await expect(iterator.next()).resolves.toEqual({ done: true, value: undefined });
+    const feed = pushable();
+    feed.push(sse([a.messageStart(), a.toolStart(0, "toolu_1", "shell")]));
+    const open = decodeStream("anthropic", feed.stream);
+    await open.next();
+    // A return() queued behind a pending read still cancels the source once that read settles.
+    const pendingRead = open.next();
+    await expect(open.return()).resolves.toEqual({ done: true, value: undefined });
+    await pendingRead;
+    await expect(feed.cancelled).resolves.toBeInstanceOf(Error);
+    await expect(open.next()).resolves.toEqual({ done: true, value: undefined });
+  });
 });

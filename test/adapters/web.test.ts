@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { collectTurn, decodeStream } from "../../src/adapters/web.js";
+import { collectTurn, decodeStream, decodeStreamBatches } from "../../src/adapters/web.js";
 import { replayEvents } from "../../src/replay.js";
 import { encodeJsonArray } from "../../src/framing/json-array.js";
 import { a, toolStream } from "../helpers/anthropic-events.js";
 import { c, chatCall, chatStream } from "../helpers/openai-events.js";
 import { g } from "../helpers/gemini-events.js";
+import type { CodecEvent } from "../../src/types.js";
 import { drain, plain, pushable, sdkLikeStream, sse } from "./support.js";
 
 const events = toolStream(0, "toolu_1", "shell", ['{"command":', '"ls"}']);
@@ -151,5 +152,25 @@ describe("decodeStream failures", () => {
     await pendingRead;
     await expect(feed.cancelled).resolves.toBeInstanceOf(Error);
     await expect(open.next()).resolves.toEqual({ done: true, value: undefined });
+  });
+
+  it("hands out the same events in per-chunk arrays through decodeStreamBatches", async () => {
+    const pieces = [sse(events.slice(0, 2)), "", sse(events.slice(2, 4)), sse(events.slice(4))];
+    const { events: one } = await drain(decodeStream("anthropic", chunks(pieces), { previews: true }));
+    const batches: CodecEvent[][] = [];
+    for await (const batch of decodeStreamBatches("anthropic", chunks(pieces), { previews: true })) batches.push(batch);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+    expect(batches.length).toBeGreaterThan(1);
+    expect(plain(batches.flat())).toEqual(plain(one));
+    expect(batches.at(-1)?.at(-1)?.type).toBe("finish");
+  });
+
+  it("cancels the source when a batch consumer stops reading", async () => {
+    const feed = pushable();
+    feed.push(sse([a.messageStart(), a.toolStart(0, "toolu_1", "shell")]));
+    for await (const batch of decodeStreamBatches("anthropic", feed.stream)) {
+      if (batch.some((event) => event.type === "tool_call_start")) break;
+    }
+    await expect(feed.cancelled).resolves.toBeInstanceOf(Error);
   });
 });

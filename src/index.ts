@@ -19,6 +19,9 @@ export { createJsonArrayFramer } from "./framing/json-array.js";
 export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, type EventStreamMessage } from "./framing/aws-eventstream.js";
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";
 
+// Tool calls written into assistant text (servers without a tool parser): the extractor behind `textCalls`.
+export * from "./text-calls/index.js";
+
 // History: pairing check/repair, encoding and conversion across the five history formats.
 export {
   checkHistory,

@@ -1,5 +1,5 @@
 import type { Diagnostic, TruncationCause } from "../types.js";
-import type { ParamKind, ResolvedTextCallOptions } from "./options.js";
+import { resolveTextCallOptions, type ParamKind, type ResolvedTextCallOptions, type TextCallSetting } from "./options.js";
 import {
   HarmonyParser,
   LlamaJsonParser,
@@ -12,7 +12,7 @@ import {
 } from "./parsers.js";
 import { PythonicParser } from "./pythonic.js";
 import { isWs, matchAt, PARTIAL } from "./scan.js";
-import { TEXT_CALL_SYNTAXES, type TextCallSyntaxName } from "./syntaxes.js";
+import type { TextCallSyntaxName } from "./syntaxes.js";
 
 /** Where the extractor sends what it reads: plain text, and calls with their argument text. */
 export interface TextCallSink {
@@ -288,8 +288,21 @@ export interface ExtractedTextCall {
   cause?: TruncationCause;
 }
 
-/** The extractor run on a whole text at once: its plain text, calls and diagnostics. */
-export function extractTextCalls(text: string, options: ResolvedTextCallOptions, cause: TruncationCause = "stream_ended"): { text: string; calls: ExtractedTextCall[]; diagnostics: Diagnostic[] } {
+function isResolved(options: TextCallSetting | ResolvedTextCallOptions): options is ResolvedTextCallOptions {
+  return typeof options === "object" && !Array.isArray(options) && (options as ResolvedTextCallOptions).syntaxes instanceof Set;
+}
+
+/**
+ * The extractor run on a whole text at once (a stored message, a provider's failed generation):
+ * the text without the calls' markup, the calls, and diagnostics. A call still open at the end is
+ * `complete: false` with `cause`. Throws TextCallOptionsError on bad options.
+ */
+export function extractTextCalls(
+  text: string,
+  setting: TextCallSetting | ResolvedTextCallOptions = "auto",
+  cause: TruncationCause = "stream_ended",
+): { text: string; calls: ExtractedTextCall[]; diagnostics: Diagnostic[] } {
+  const options = isResolved(setting) ? setting : (resolveTextCallOptions(setting) as ResolvedTextCallOptions);
   const out = { text: "", calls: [] as ExtractedTextCall[], diagnostics: [] as Diagnostic[] };
   let current: ExtractedTextCall | null = null;
   const extractor = new TextCallExtractor(options, {
@@ -317,4 +330,10 @@ export function extractTextCalls(text: string, options: ResolvedTextCallOptions,
   return out;
 }
 
-export { TEXT_CALL_SYNTAXES };
+/**
+ * An incremental extractor over one stream of text, for callers outside a decoder: `push` text as
+ * it arrives and `end` it; the sink receives plain text, calls and their argument text.
+ */
+export function createTextCallExtractor(setting: TextCallSetting, sink: TextCallSink): TextCallExtractor {
+  return new TextCallExtractor(resolveTextCallOptions(setting) as ResolvedTextCallOptions, sink);
+}

@@ -20,6 +20,7 @@ export interface TextCallSyntax {
   readonly reference: string;
 }
 
+/** Every syntax the text-call extractor reads, with its models, markers and the reference it follows. */
 export const TEXT_CALL_SYNTAXES = [
   {
     name: "hermes",
@@ -107,8 +108,10 @@ export const TEXT_CALL_SYNTAXES = [
 /** A syntax the text-call extractor can read. */
 export type TextCallSyntaxName = (typeof TEXT_CALL_SYNTAXES)[number]["name"];
 
+/** The names accepted by the `textCalls` option (besides "auto"). */
 export const TEXT_CALL_SYNTAX_NAMES: readonly TextCallSyntaxName[] = TEXT_CALL_SYNTAXES.map((syntax) => syntax.name);
 
+/** True for a name in TEXT_CALL_SYNTAX_NAMES. */
 export function isTextCallSyntaxName(value: unknown): value is TextCallSyntaxName {
   return typeof value === "string" && (TEXT_CALL_SYNTAX_NAMES as readonly string[]).includes(value);
 }

@@ -8,10 +8,12 @@ import { supportedProviders, UnsupportedProviderError } from "../../providers/re
 import { replayEvents, toReplayJson, type ReplayInput } from "../../replay.js";
 import { isProviderName, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
+import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../../text-calls/syntaxes.js";
+import type { TextCallSetting } from "../../text-calls/options.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
 
-export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--json]
+export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--json] [--text-calls auto|S,...]
 
 Decodes every recorded stream in the given files (directories are searched for *.ndjson)
 through the same push core a live stream uses.
@@ -20,6 +22,8 @@ through the same push core a live stream uses.
                  default: the records' provider field, else detection from the payloads
   --sequence S   only the stream named S
   --json         one JSON object per stream (the replay contract of DESIGN.md)
+  --text-calls X also read tool calls written into the text: auto, or syntax names separated
+                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
 
 Exit codes: 0 replayed; 2 usage error (unknown flag or provider); 3 unreadable file,
 unrecognized format, or provider not recognizable.`;
@@ -79,6 +83,17 @@ function parseProvider(value: string | undefined): ProviderName | undefined {
   return value;
 }
 
+function parseTextCalls(value: string | undefined): TextCallSetting | undefined {
+  if (value === undefined) return undefined;
+  if (value === "auto") return "auto";
+  const names = value.split(",").map((name) => name.trim()).filter((name) => name.length > 0);
+  const unknown = names.filter((name) => !isTextCallSyntaxName(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
+  }
+  return names as TextCallSyntaxName[];
+}
+
 export async function run(args: string[], ctx: CliContext): Promise<number> {
   let parsed;
   try {
@@ -89,6 +104,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         provider: { type: "string" },
         sequence: { type: "string" },
         json: { type: "boolean", default: false },
+        "text-calls": { type: "string" },
       },
     });
   } catch (error) {
@@ -97,6 +113,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
   const provider = parseProvider(values.provider);
+  const textCalls = parseTextCalls(values["text-calls"]);
   const files = await collectFiles(positionals, ctx.cwd);
   if (files.length === 0) throw new CliError(`no .ndjson files under ${positionals.join(", ")}`, EXIT.input);
 
@@ -111,7 +128,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       matched++;
       let turn: DecodedTurn;
       try {
-        turn = replayEvents(stream, provider ? { provider } : {});
+        turn = replayEvents(stream, { ...(provider ? { provider } : {}), ...(textCalls ? { textCalls } : {}) });
       } catch (error) {
         if (error instanceof ProviderDetectionError) throw new CliError(`'${display}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}: ${error.message}`, EXIT.input);
         if (error instanceof UnsupportedProviderError) throw new CliError(`'${display}': ${error.message}`, EXIT.input);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolwireError, isToolwireError } from "../../src/errors.js";
 import * as root from "../../src/index.js";
+import * as fetchEntry from "../../src/fetch/index.js";
 import * as guard from "../../src/guard/index.js";
 import * as history from "../../src/history/index.js";
 import * as node from "../../src/node/index.js";
@@ -39,12 +40,14 @@ const THROW_PATHS: Record<string, () => unknown> = {
   RecordFormatError: () => root.parseRecords("{not json"),
   EventStreamError: () => root.encodeEventStreamMessage({ "": "empty name" }, "{}"),
   UnknownTargetError: () => schema.sanitizeSchema({ type: "object" }, "no-such-target" as schema.SchemaTarget),
+  InvalidToolsError: () => schema.sanitizeTools("not a list" as unknown as unknown[], "openai"),
+  ToolDefinitionGivenError: () => schema.sanitizeSchema({ type: "function", function: { name: "add", parameters: { type: "object" } } }, "openai"),
   SchemaCompileError: () => schema.compileSchema({ type: "object", properties: { a: { type: 12 } } } as unknown as schema.Schema),
   ReplayLoadError: () => node.loadReplayStreams(["/no/such/toolwire/recordings"]),
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
 };
 
-const ENTRIES = { root, guard, history, node, schema, testing };
+const ENTRIES = { root, fetch: fetchEntry, guard, history, node, schema, testing };
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 

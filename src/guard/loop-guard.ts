@@ -46,8 +46,16 @@ export interface LoopGuardOptions {
 /** A failed call: a validation result, a decoder error on the call, or any error text. */
 export type GuardFailure = ValidationResult | ToolCallError | string | { message: string; fingerprint?: string };
 
+/**
+ * What the agent should do after a failure: `continue` (send the message), `escalate` (the message
+ * now says how to call the tool), `trip` (stop calling it).
+ */
 export type GuardAction = "continue" | "escalate" | "trip";
 
+/**
+ * The loop guard's verdict on one failed call: the action, the counts behind it and the message to
+ * send back to the model.
+ */
 export interface GuardDecision {
   action: GuardAction;
   tool: string;
@@ -89,6 +97,7 @@ interface CallStreak {
   count: number;
 }
 
+/** Counts failed calls per tool and repeated identical calls; created by `createLoopGuard`. */
 export interface LoopGuard {
   /** Records a failed call and decides what the model is told. */
   failure(tool: string, failure: GuardFailure): GuardDecision;
@@ -106,6 +115,12 @@ export interface LoopGuard {
   failures(tool: string): number;
 }
 
+/**
+ * Creates a loop guard: call `beforeCall(tool, args)` before running a call (it blocks the third
+ * identical call in a row), `failure(tool, error)` for each failed call and send back the
+ * decision's `message`; `success(tool)` resets the tool. Consecutive failures of a tool, whatever
+ * the mistake, escalate after `escalateAfter` (3) and trip after `tripAfter` (5).
+ */
 export function createLoopGuard(options: LoopGuardOptions = {}): LoopGuard {
   const escalateAfter = Math.max(1, options.escalateAfter ?? LOOP_GUARD_DEFAULTS.escalateAfter);
   const tripAfter = Math.max(escalateAfter, options.tripAfter ?? LOOP_GUARD_DEFAULTS.tripAfter);

@@ -33,6 +33,7 @@ export interface OutcomeEntry {
   sequence: number;
 }
 
+/** Options of `createOutcomeLedger`: how a target becomes a key, and the footer's heading. */
 export interface OutcomeLedgerOptions {
   /** Maps a target to its identity key. Default: path normalization (see normalizePathKey). */
   normalizeKey?: (target: string) => string;
@@ -42,6 +43,7 @@ export interface OutcomeLedgerOptions {
   maxListed?: number;
 }
 
+/** One outcome to record: which tool acted on which target, whether it worked, and why not. */
 export interface RecordInput {
   tool: string;
   target: string;
@@ -50,6 +52,7 @@ export interface RecordInput {
   callId?: string;
 }
 
+/** The outcomes of one turn's mutating calls per target; created by `createOutcomeLedger`. */
 export interface OutcomeLedger {
   record(input: RecordInput): OutcomeEntry;
   /** Every entry, in order. */
@@ -64,6 +67,10 @@ export interface OutcomeLedger {
   clear(): void;
 }
 
+/**
+ * Creates an outcome ledger: record each mutating call's outcome on its target, then `footer()`
+ * lists the targets whose latest attempt failed, to tell the model plainly what did NOT change.
+ */
 export function createOutcomeLedger(options: OutcomeLedgerOptions = {}): OutcomeLedger {
   const normalize = options.normalizeKey ?? normalizePathKey;
   const heading = options.heading ?? OUTCOME_LEDGER_DEFAULTS.heading;

@@ -37,8 +37,14 @@ export interface SchemaProblem {
   fixable: boolean;
 }
 
+/** A schema target or one of its aliases (`claude`, `vertex`…), case-insensitive. */
 export type TargetName = SchemaTarget | (string & {});
 
+/**
+ * What in `schema` the target would reject or silently ignore, without changing it;
+ * `sanitizeSchema` fixes what is fixable. A whole tool definition is refused
+ * (ToolDefinitionGivenError): use checkTools for those.
+ */
 export function checkSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SchemaProblem[] {
   refuseToolDefinition(schema, "checkSchema");
   const def = targetWithOptions(resolveTarget(target), options);

@@ -94,10 +94,10 @@ describe("toolwire schema", () => {
   it("exits with an input error for unreadable or invalid JSON files", async () => {
     const missing = await invoke(["check", "nope.json", "--target", "openai"]);
     expect(missing.code).toBe(EXIT.input);
-    expect(missing.err).toContain("cannot read nope.json: no such file");
+    expect(missing.err).toContain("cannot read 'nope.json': no such file or directory");
     const broken = await invoke(["sanitize", "broken.json", "--target", "openai"]);
     expect(broken.code).toBe(EXIT.input);
-    expect(broken.err).toContain("broken.json is not valid JSON");
+    expect(broken.err).toContain("'broken.json' is not valid JSON");
   });
 
   it("exits with a usage error for missing arguments", async () => {

@@ -7,6 +7,7 @@ import { findTarget, SCHEMA_TARGETS, TARGETS } from "../../schema/targets/index.
 import { detectToolShape } from "../../schema/tool-shape.js";
 import { checkTools, sanitizeTools } from "../../schema/tools.js";
 import { CliError, EXIT, type CliContext, type CommandRunner } from "../context.js";
+import { readError } from "../input.js";
 
 export const summary = "check or sanitize a tool's JSON Schema for a provider (gemini, openai-strict, llamacpp…)";
 
@@ -113,13 +114,12 @@ async function readDocument(file: string, ctx: CliContext): Promise<unknown> {
   try {
     text = await readFile(resolve(ctx.cwd, file), "utf8");
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : error instanceof Error ? error.message : String(error);
-    throw new CliError(`cannot read ${file}: ${reason}`, EXIT.input);
+    throw readError(file, error);
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new CliError(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, EXIT.input);
+    throw new CliError(`'${file}' is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, EXIT.input);
   }
 }
 

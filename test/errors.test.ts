@@ -42,6 +42,8 @@ const THROW_PATHS: Record<string, () => unknown> = {
   SchemaCompileError: () => schema.compileSchema({ type: "object", properties: { a: { type: 12 } } } as unknown as schema.Schema),
   ReplayLoadError: () => node.loadReplayStreams(["/no/such/toolwire/recordings"]),
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
+  ToolDefinitionGivenError: () => schema.sanitizeSchema({ name: "read", input_schema: { type: "object" } }, "anthropic"),
+  InvalidToolsError: () => schema.sanitizeTools({ tools: [] } as never, "openai"),
 };
 
 const ENTRIES = { root, guard, history, node, schema, testing };

@@ -295,7 +295,7 @@ export const LLAMACPP_SCHEMA_ERRORS: readonly LlamacppSchemaError[] = [
     text: "Rule … not known",
     strip: ["format"],
     why: "a built-in rule a `format` refers to is missing",
-    match: /rule \S+ not known/i,
+    match: /rule \S{1,200} not known/i,
   },
   {
     text: "error parsing grammar / failed to parse grammar / JSON schema conversion failed (any other text)",

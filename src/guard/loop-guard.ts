@@ -224,7 +224,8 @@ interface ModeExample {
 /**
  * One valid example per mode of a tool whose requirements depend on a discriminator (`mode`
  * pinned per `oneOf`/`anyOf` branch, or per `if`/`then`), else one example. Each is checked
- * against the whole schema.
+ * against the whole schema; [] when none can be built. Throws SchemaCompileError for a schema
+ * that does not compile.
  */
 export function exampleCalls(schema: Schema): ModeExample[] {
   const validate = compileSchema(schema).validate;

@@ -42,15 +42,21 @@ const SMALL_SIZE = 2 * KB;
 const worker = fileURLToPath(new URL("./worker.js", import.meta.url));
 const coldImport = fileURLToPath(new URL("./import-cpu.js", import.meta.url));
 
-function spawnJson<T>(script: string, argv: string[]): T {
-  const child = spawnSync(process.execPath, ["--expose-gc", script, ...argv], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+function spawnJson<T>(script: string, argv: string[], flags: string[] = []): T {
+  const child = spawnSync(process.execPath, ["--expose-gc", ...flags, script, ...argv], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
   if (child.status !== 0) throw new Error(`benchmark process failed (${argv.join(" ")}):\n${child.stderr}`);
   const lines = child.stdout.trim().split("\n");
   return JSON.parse(lines[lines.length - 1] as string) as T;
 }
 
+/**
+ * Memory processes run with a 1 MB young generation: heap samples then count what is live plus
+ * at most that much garbage awaiting collection, instead of the young generation's fill level.
+ */
+const MEMORY_FLAGS = ["--max-semi-space-size=1"];
+
 function runTask<T>(task: Task): T {
-  return spawnJson<T>(worker, [JSON.stringify(task)]);
+  return spawnJson<T>(worker, [JSON.stringify(task)], task.kind === "memory" || task.kind === "stream50" ? MEMORY_FLAGS : []);
 }
 
 function median(values: number[]): number {
@@ -89,7 +95,7 @@ function measureRatios(): RatioRow[] {
   for (let round = 0; round < PROCESSES; round++) {
     for (const plan of plans) {
       const large = plan.spec.size > 500 * KB;
-      const result = runTask<RatioResult>({ kind: "ratio", spec: plan.spec, door: plan.door, rounds: quick ? 5 : large ? 9 : 15, warmMs: quick ? 300 : 800 });
+      const result = runTask<RatioResult>({ kind: "ratio", spec: plan.spec, door: plan.door, rounds: quick ? 5 : large ? 9 : 15, warmMs: quick ? 300 : plan.spec.shape === "small" ? 1500 : 1000 });
       found.get(plan)?.push(result);
       log(`  ${scenarioId(plan.spec)} ${plan.door}: ${result.ratio.toFixed(3)}x (baseline ${result.baselineMs.toFixed(2)} ms)`);
     }

@@ -71,6 +71,7 @@ export interface BenchResults {
   peerBudgetMs: number;
   doors: Record<string, string>;
   peerLabels: Record<string, string>;
+  peerVersions?: Record<string, string>;
   cold: ColdRow | null;
   ratios: RatioRow[];
   memory: MemoryRow[];
@@ -186,6 +187,9 @@ export function renderBench(results: BenchResults): string {
       `Other libraries on the same bytes, each in its own processes after toolwire's, with a CPU budget of ${results.peerBudgetMs / 1000} s per process; a library that spends it stops, and the row says how much of the stream it had read (its ratio is then a lower bound):`,
       "",
     );
+    if (results.peerVersions) {
+      out.push(`Versions: ${Object.entries(results.peerVersions).map(([name, version]) => `${name} ${version}`).join(", ")}.`, "");
+    }
     out.push("| stream | size | library (door) | CPU per turn | ratio to baseline | stream read |");
     out.push("|---|---|---|---|---|---|");
     for (const row of results.peers) {

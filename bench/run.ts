@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { DOORS, type DoorName } from "./doors.js";
-import { PEERS, peerFits, type PeerName } from "./peers.js";
+import { PEER_PACKAGES, PEERS, peerFits, type PeerName } from "./peers.js";
 import { renderBench, type BenchResults, type ColdRow, type MemoryRow, type PeerRow, type RatioRow, type Stream50Row } from "./report.js";
 import { buildScenario, scenarioId, type Protocol, type ScenarioSpec } from "./scenarios.js";
 import type { MemoryResult, PeerResult, RatioResult, Stream50Result, Task } from "./worker.js";
@@ -196,6 +196,21 @@ function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+/** Installed versions of the peers' packages (an npm alias such as openai-v7 reports the real package's version). */
+function peerVersions(): Record<string, string> {
+  const versions: Record<string, string> = {};
+  for (const name of PEER_PACKAGES) {
+    try {
+      // From dist/bench/run.js; some packages do not export their package.json.
+      const manifest = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+      versions[name] = (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+    } catch {
+      versions[name] = "not installed";
+    }
+  }
+  return versions;
+}
+
 function machine(): BenchResults["machine"] {
   const cores = cpus();
   return { cpu: cores[0]?.model.trim() ?? "unknown", cores: cores.length, memoryGb: Math.round(totalmem() / 1024 ** 3), os: `${platform()} ${release()}` };
@@ -220,6 +235,7 @@ const results: BenchResults = {
   quick,
   peerBudgetMs: PEER_BUDGET_MS,
   doors: { ...DOORS },
+  peerVersions: peerVersions(),
   peerLabels: Object.fromEntries(Object.entries(PEERS).map(([name, peer]) => [name, peer.label])),
   cold,
   ratios,

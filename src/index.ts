@@ -25,3 +25,6 @@ export { DEFAULT_LIMITS, type DecoderLimits } from "./limits.js";
 export { createJsonArrayFramer } from "./framing/json-array.js";
 export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, type EventStreamMessage } from "./framing/aws-eventstream.js";
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";
+
+// Re-encoders: a decoded stream written back in its own protocol, fixed calls rewritten (the repairing fetch, `toolwire/fetch`, uses them).
+export { createReencoder, createReencodingStream, createAnthropicReencoder, createOpenAIChatReencoder, REENCODED_PROVIDERS, type Reencoder, type RepairReport } from "./reencode/index.js";

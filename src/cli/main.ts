@@ -16,6 +16,7 @@ const COMMANDS = {
   schema: () => import("./commands/schema.js"),
   serve: () => import("./commands/serve.js"),
   fuzz: () => import("./commands/fuzz.js"),
+  proxy: () => import("./commands/proxy.js"),
 } satisfies Record<string, () => Promise<CommandModule>>;
 
 type CommandName = keyof typeof COMMANDS;

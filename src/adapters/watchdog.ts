@@ -2,11 +2,6 @@ import type { Diagnostic } from "../types.js";
 import { ToolwireError } from "../errors.js";
 
 /**
- * Bounds on how long a live stream may take. The push core has no timers by design; this lives in
- * the async adapter layer and uses only `setTimeout` and `AbortSignal`, so it runs in browsers
- * and edge runtimes as well as Node.
- */
-/**
  * The idle timeout `decodeStream` and `collectTurn` apply when the caller sets none: 120 s
  * without a chunk ends the turn `incomplete` (`idle_timeout`), so a hung stream never hangs an
  * agent. Reasoning models can think silently for a while, but providers send keep-alives (SSE
@@ -14,6 +9,11 @@ import { ToolwireError } from "../errors.js";
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
+/**
+ * Bounds on how long a live stream may take. The push core has no timers by design; this lives in
+ * the async adapter layer and uses only `setTimeout` and `AbortSignal`, so it runs in browsers
+ * and edge runtimes as well as Node.
+ */
 export interface WatchdogOptions {
   /**
    * Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count.

@@ -157,9 +157,13 @@ export function renderBench(results: BenchResults): string {
       `ratios are the median of the per-process ratios${results.quick ? " (a --quick run)" : ""}. Every row reads the same bytes from a ReadableStream of 16 KB chunks, as \`fetch\` delivers them; arguments stream in 16-character deltas.`,
     "",
   );
-  out.push("| stream | size | baseline CPU | " + COLUMNS.map(([, title]) => title).join(" | ") + " |");
-  out.push("|---|---|---|" + COLUMNS.map(() => "---|").join(""));
-  for (const group of groups(results.ratios.filter((r) => r.shape !== "small"))) {
+  const large = groups(results.ratios.filter((r) => r.shape !== "small"));
+  if (large.length > 0) {
+    out.push("CPU time relative to the baseline (lower is better; the baseline's own time in its column):", "");
+    out.push("| stream | size | baseline CPU | " + COLUMNS.map(([, title]) => title).join(" | ") + " |");
+    out.push("|---|---|---|" + COLUMNS.map(() => "---|").join(""));
+  }
+  for (const group of large) {
     const first = group[0] as RatioRow;
     const cell = (door: string): string => {
       const row = group.find((r) => r.door === door);
@@ -169,7 +173,7 @@ export function renderBench(results: BenchResults): string {
   }
   const small = groups(results.ratios.filter((r) => r.shape === "small"));
   if (small.length > 0) {
-    out.push("", "Small agent turns (text + 2 calls, about 2 KB; ratio per turn, turns per CPU second):", "");
+    out.push("", "Small agent turns (text + 2 calls, about 2 KB of text and arguments; on the wire each 16-character delta is one SSE event): ratio per turn, and turns per CPU second:", "");
     out.push("| stream | wire size | baseline | push core | decodeStream | collectTurn |");
     out.push("|---|---|---|---|---|---|");
     for (const group of small) {
@@ -203,7 +207,7 @@ export function renderBench(results: BenchResults): string {
     out.push("| stream | door | peak heap growth | ratio to baseline | retained |");
     out.push("|---|---|---|---|---|");
     for (const row of results.memory) {
-      out.push(`| ${stream(row)} | ${row.door} | ${(row.peakBytes / 1024 / 1024).toFixed(1)} MB | ${x(row.ratio)} | ${(row.retainedBytes / 1024 / 1024).toFixed(1)} MB |`);
+      out.push(`| ${stream(row)} | \`${row.door}\` | ${(row.peakBytes / 1024 / 1024).toFixed(1)} MB | ${x(row.ratio)} | ${(row.retainedBytes / 1024 / 1024).toFixed(1)} MB |`);
     }
   }
   const notes: string[] = [];

@@ -1,4 +1,5 @@
 import type { DecoderLimits } from "./limits.js";
+import type { TextCallSetting } from "./text-calls/options.js";
 
 /**
  * The data model shared by every decoder, the assembler, the CLI and the adapters.
@@ -7,8 +8,10 @@ import type { DecoderLimits } from "./limits.js";
  */
 
 export const PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock", "ollama"] as const;
+/** One of `PROVIDERS`: a wire protocol toolwire decodes. */
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/** True when `value` is one of `PROVIDERS`. */
 export function isProviderName(value: unknown): value is ProviderName {
   return typeof value === "string" && (PROVIDERS as readonly string[]).includes(value);
 }
@@ -44,6 +47,7 @@ export type RepairCode =
   /** The call's id was replaced by a minted one (duplicate or placeholder id); `providerId` keeps the sent one. */
   | "minted_id";
 
+/** Why a call has no usable arguments. */
 export type ToolCallErrorCode =
   | "invalid_json"
   | "truncated"
@@ -54,8 +58,17 @@ export type ToolCallErrorCode =
   | "too_deep";
 
 /** Why a call never reached its end marker. */
-export type TruncationCause = "max_tokens" | "stream_ended" | "stream_error" | "aborted" | "message_restarted" | "limit_exceeded";
+export type TruncationCause =
+  | "max_tokens"
+  | "stream_ended"
+  | "stream_error"
+  | "aborted"
+  | "message_restarted"
+  | "limit_exceeded"
+  /** A call written in text whose markup broke off before the call's end (see `textCalls`). */
+  | "markup_broken";
 
+/** Why a call's arguments are null, with a message written for the model. */
 export interface ToolCallError {
   code: ToolCallErrorCode;
   /** Written for the model: what was wrong, where, and what a valid call looks like. */
@@ -70,6 +83,10 @@ export interface ToolCallError {
   suggestion?: Record<string, unknown>;
 }
 
+/**
+ * A tool call as decoded: identity, the arguments (an object, or null when unusable), the raw text,
+ * which source won, whether it completed, and every repair, as named codes.
+ */
 export interface ToolCall {
   /** Position of the call among the turn's calls of its kind, in the order they opened. */
   index: number;
@@ -97,10 +114,16 @@ export interface ToolCall {
   textSyntax?: string;
 }
 
+/** Why the turn ended, normalized across providers (`rawFinishReason` keeps the provider's value). */
 export type FinishReason = "tool_calls" | "stop" | "length" | "content_filter" | "error" | "other";
 
+/**
+ * `complete` when the stream ended properly, `incomplete` when it was cut short, `error` when the
+ * provider sent an error.
+ */
 export type TurnStatus = "complete" | "incomplete" | "error";
 
+/** Token usage, normalized across providers, with the provider's own object in `raw`. */
 export interface Usage {
   inputTokens?: number;
   outputTokens?: number;
@@ -112,8 +135,10 @@ export interface Usage {
   raw: unknown;
 }
 
+/** How serious a diagnostic is. */
 export type DiagnosticSeverity = "info" | "warning" | "error";
 
+/** Something the decoder noticed and did about the stream, with a stable `code`. */
 export interface Diagnostic {
   code: string;
   message: string;
@@ -136,12 +161,17 @@ export type ContentBlock =
   /** Provider-executed tool results and other blocks that arrive whole; kept verbatim. */
   | { type: "opaque"; blockType: string; value: unknown; providerIndex?: number };
 
+/** An error the provider reported in the stream (the turn's `error`). */
 export interface TurnError {
   type: string;
   message: string;
   raw?: unknown;
 }
 
+/**
+ * Everything one streamed turn said: status, finish reason, text, reasoning, client and server tool
+ * calls, blocks in order, usage and diagnostics.
+ */
 export interface DecodedTurn {
   /** Name of the recorded sequence this turn came from, or null for a live stream. */
   sequence: string | null;
@@ -187,6 +217,7 @@ export type CodecEvent =
   | { type: "diagnostic"; diagnostic: Diagnostic }
   | { type: "finish"; turn: DecodedTurn };
 
+/** Options of `createDecoder`: previews, the sequence name and the limits. */
 export interface DecoderOptions {
   /** Maintain a live partial value of each call's arguments on every delta event. */
   previews?: boolean;
@@ -196,6 +227,11 @@ export interface DecoderOptions {
   maxPreviewDepth?: number;
   /** Hostile-input bounds; see `DEFAULT_LIMITS` for the defaults. */
   limits?: DecoderLimits;
+  /**
+   * Extract tool calls the model wrote into its text (servers without a tool parser): `"auto"`,
+   * a list of syntax names, or `TextCallOptions` (tool names and schemas, reasoning). Off when absent.
+   */
+  textCalls?: TextCallSetting;
 }
 
 /** The synchronous push core: no I/O, no timers, deterministic. */

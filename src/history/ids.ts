@@ -19,12 +19,15 @@ import type { HistoryFormat } from "./model.js";
  * - `none`: any non-empty id.
  */
 export const ID_RULES = ["anthropic", "openai", "bedrock", "kimi", "mistral", "none"] as const;
+/** A tool-call id rule: which ids a target accepts and how a replacement id is minted. */
 export type IdRule = (typeof ID_RULES)[number];
 
+/** True when `value` names an id rule (`ID_RULES`). */
 export function isIdRule(value: unknown): value is IdRule {
   return typeof value === "string" && (ID_RULES as readonly string[]).includes(value);
 }
 
+/** The id rule of a history format's own provider. */
 export function defaultIdRule(format: HistoryFormat): IdRule {
   switch (format) {
     case "anthropic":
@@ -38,6 +41,7 @@ export function defaultIdRule(format: HistoryFormat): IdRule {
   }
 }
 
+/** What a minted id may depend on: the tool's name and the call's position in the history. */
 export interface IdContext {
   /** Name of the called tool (Kimi ids embed it). */
   name: string;
@@ -80,9 +84,39 @@ function isKimiId(id: string, name: string): boolean {
  * call's position.
  */
 export function mintId(original: string, rule: IdRule, context: IdContext, taken: ReadonlySet<string>): string {
-  for (let attempt = 0; ; attempt++) {
+  return mintFrom(original, rule, context, taken, 0).id;
+}
+
+function mintFrom(original: string, rule: IdRule, context: IdContext, taken: ReadonlySet<string>, first: number): { id: string; attempt: number } {
+  for (let attempt = first; ; attempt++) {
     const candidate = candidateId(original, rule, context, attempt);
-    if (!taken.has(candidate) && idProblem(candidate, rule, context) === null) return candidate;
+    if (!taken.has(candidate) && idProblem(candidate, rule, context) === null) return { id: candidate, attempt };
+  }
+}
+
+/**
+ * Mints ids for one history, each unique among `taken` (which it extends). The rules whose
+ * candidates are a sequence (`none`: `id_2`, `id_3`…; `kimi`: `functions.name:N`) resume where the
+ * last id minted from the same original (name) stopped, so N calls sharing one id cost O(N), not
+ * O(N²). Hashed candidates (the other rules) collide too rarely to need it.
+ */
+export class IdMinter {
+  private readonly resume = new Map<string, number>();
+
+  constructor(
+    private readonly rule: IdRule,
+    private readonly taken: Set<string>,
+  ) {}
+
+  mint(original: string, context: IdContext): string {
+    const key = this.rule === "kimi" ? context.name : this.rule === "none" ? original : null;
+    const resumeAt = key === null ? 0 : (this.resume.get(key) ?? 0);
+    // Kimi candidates count from the call's ordinal: resume at the next number not yet tried.
+    const first = this.rule === "kimi" ? Math.max(0, resumeAt - context.ordinal) : resumeAt;
+    const { id, attempt } = mintFrom(original, this.rule, context, this.taken, first);
+    if (key !== null) this.resume.set(key, this.rule === "kimi" ? context.ordinal + attempt + 1 : attempt + 1);
+    this.taken.add(id);
+    return id;
   }
 }
 

@@ -11,7 +11,7 @@ export const EXIT = {
   /** The command ran and found what it checks for (invalid calls with --strict, history faults, schema problems). */
   findings: 1,
   usage: 2,
-  /** Unreadable file, unrecognized format, unknown or ambiguous provider. */
+  /** Unreadable file, unrecognized format, unknown or ambiguous provider, input toolwire refuses (too_deep). */
   input: 3,
 } as const;
 

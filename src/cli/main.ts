@@ -1,3 +1,4 @@
+import { isToolwireError } from "../errors.js";
 import { CliError, EXIT, type CliContext, type CommandModule } from "./context.js";
 
 /**
@@ -51,6 +52,11 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     if (error instanceof CliError) {
       ctx.err(`toolwire ${name}: ${error.message}\n`);
       return error.exitCode;
+    }
+    // toolwire's own typed errors are about the input (e.g. too_deep): an input error, one line.
+    if (isToolwireError(error)) {
+      ctx.err(`toolwire ${name}: ${error.message} (${error.code})\n`);
+      return EXIT.input;
     }
     throw error;
   }

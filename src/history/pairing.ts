@@ -12,6 +12,7 @@
  * named, located edits, touching nothing else; a history with no fault comes back unchanged.
  */
 import {
+  assertHistoryDepth,
   calls,
   clone,
   defaultCallError,
@@ -378,6 +379,7 @@ function misprefixedItemId(call: ToolCallPart): boolean {
 // Check
 
 export function checkMessages(messages: readonly Message[], format: HistoryFormat, options: HistoryOptions = {}): Fault[] {
+  assertHistoryDepth(messages);
   const faults: Fault[] = [];
   const add = (code: FaultCode, index: number, ids: string[], message: string, extra: Partial<Fault> = {}) =>
     faults.push({ code, index, ids, message, ...extra });
@@ -576,6 +578,7 @@ interface Slot {
 }
 
 export function repairMessages(input: readonly Message[], format: HistoryFormat, policy: RepairPolicy = {}): RepairOutcome {
+  assertHistoryDepth(input);
   if (checkMessages(input, format, policy).length === 0 && !(policy.stripReasoning && input.some(holdsVerifiedState))) {
     return { messages: input.map((message) => clone(message)), origins: input.map((_, index) => index), edits: [], idMap: emptyIdMap(), remaining: [] };
   }

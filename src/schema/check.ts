@@ -1,5 +1,5 @@
 import { metaValidate } from "./compile.js";
-import { isPlainObject, isSchemaNode, pointer, visitNodes, type SchemaNode } from "./json-schema.js";
+import { assertSchemaDepth, isPlainObject, isSchemaNode, pointer, visitNodes, type SchemaNode } from "./json-schema.js";
 import { patternProblem } from "./regex.js";
 import type { Severity } from "./rules/rule.js";
 import { resolveTarget, type SchemaTarget, type TargetDefinition } from "./targets/index.js";
@@ -18,8 +18,10 @@ export interface SchemaProblem {
 
 export type TargetName = SchemaTarget | (string & {});
 
+/** What `target` would reject or mishandle. Throws TooDeepError for a schema nested deeper than MAX_SCHEMA_DEPTH. */
 export function checkSchema(schema: unknown, target: TargetName): SchemaProblem[] {
   const def = resolveTarget(target);
+  assertSchemaDepth(schema);
   if (!isSchemaNode(schema)) {
     return [{ rule: "root-object", severity: "error", path: "#", message: "the schema is not a JSON object", fixable: true }];
   }

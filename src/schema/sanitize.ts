@@ -1,5 +1,5 @@
 import { checkSchema, metaProblems, ruleProblems, type SchemaProblem, type TargetName } from "./check.js";
-import { isSchemaNode, stableStringify, type SchemaNode } from "./json-schema.js";
+import { assertSchemaDepth, isSchemaNode, stableStringify, type SchemaNode } from "./json-schema.js";
 import type { RuleContext } from "./rules/rule.js";
 import { resolveTarget, type SchemaTarget } from "./targets/index.js";
 import { carryArguments, restoreArguments, type ArgumentMap } from "./value-map.js";
@@ -39,6 +39,8 @@ const MAX_PASSES = 4;
 
 export function sanitizeSchema(schema: unknown, target: TargetName): SanitizeResult {
   const def = resolveTarget(target);
+  // The rules recurse: a schema nested thousands of levels deep is refused (TooDeepError) first.
+  assertSchemaDepth(schema);
   const changes: SchemaChange[] = [];
   const argumentMap: ArgumentMap = [];
   let current: SchemaNode;

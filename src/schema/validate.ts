@@ -2,6 +2,7 @@ import { compileDerived, compileSchema, type ErrorObject } from "./compile.js";
 import { coerceArguments, type Coercion, type CoercionKind } from "./coerce.js";
 import { conditionText, renderValidationMessage, suggestKey } from "./hints.js";
 import { compilePattern, type LinearRegExp } from "./regex.js";
+import { DEFAULT_LIMITS, nestsDeeperThan } from "../limits.js";
 import {
   getAtPointer,
   isLocalRef,
@@ -40,6 +41,7 @@ export type IssueCode =
   | "conditional"
   | "not"
   | "not_allowed"
+  | "too_deep"
   | "other";
 
 export interface ValidationIssue {
@@ -82,8 +84,27 @@ export type { Coercion, CoercionKind };
 
 const ALL_COERCIONS: readonly CoercionKind[] = ["number", "boolean", "null", "json", "array"];
 
+/**
+ * Validates a call's arguments against its tool's schema; the message is written for the model.
+ * Arguments nested deeper than `DEFAULT_LIMITS.maxDepth` (which the decoders already refuse) are
+ * invalid with one `too_deep` issue, unwalked. Throws SchemaCompileError for a schema that cannot
+ * be compiled (including a pattern the linear-time engine refuses) and TooDeepError for a schema
+ * nested deeper than MAX_SCHEMA_DEPTH.
+ */
 export function validateArguments(schema: Schema, args: unknown, options: ValidateOptions = {}): ValidationResult {
   const { validate } = compileSchema(schema);
+  if (nestsDeeperThan(args, DEFAULT_LIMITS.maxDepth)) {
+    const issues: ValidationIssue[] = [
+      {
+        code: "too_deep",
+        path: [],
+        keyword: "maxDepth",
+        expected: DEFAULT_LIMITS.maxDepth,
+        message: `the arguments nest more than ${DEFAULT_LIMITS.maxDepth} levels deep; send flatter arguments`,
+      },
+    ];
+    return { valid: false, value: args, issues, coercions: [], message: renderValidationMessage(issues, { toolName: options.toolName }) };
+  }
   const passes = (v: unknown): boolean => validate(v) === true;
   if (passes(args)) return { valid: true, value: args, issues: [], coercions: [], message: "" };
 

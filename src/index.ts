@@ -1,12 +1,19 @@
-// Public surface: re-exports only.
+/**
+ * `toolwire`: the codec. Decoders for each provider, byte and stream adapters, framing, recorded
+ * streams and replay, argument finalization, limits and conformance expectations. Re-exports only.
+ *
+ * Schemas, history and guards have their own entry points (`toolwire/schema`, `toolwire/history`,
+ * `toolwire/guard`) so that importing the codec does not load a JSON Schema validator.
+ */
 export * from "./types.js";
+export { ToolwireError, isToolwireError } from "./errors.js";
 export { createDecoder, supportedProviders, UnsupportedProviderError } from "./providers/registry.js";
 export type { StreamingDecoder } from "./providers/codec.js";
 export { detectProvider, ProviderDetectionError } from "./providers/detect.js";
 export { createByteDecoder, type ByteDecoder, type ByteDecoderOptions } from "./adapters/bytes.js";
-export { decodeStream, collectTurn, type StreamSource, type StreamSourceFor, type DecodeStreamOptions } from "./adapters/web.js";
+export { decodeStream, decodeStreamBatches, collectTurn, type StreamSource, type StreamSourceFor, type DecodeStreamOptions } from "./adapters/web.js";
 export { record, type Recording, type RecordSink, type RecordOptions } from "./adapters/record.js";
-export type { WatchdogOptions } from "./adapters/watchdog.js";
+export { DEFAULT_IDLE_TIMEOUT_MS, type WatchdogOptions } from "./adapters/watchdog.js";
 export type { AnthropicStreamEventLike, OpenAIChatChunkLike, OpenAIResponsesEventLike, SdkEventOf } from "./adapters/sdk.js";
 export { createSseFramer, encodeSse, type SseFramer } from "./framing/sse.js";
 export { createNdjsonFramer } from "./framing/ndjson.js";
@@ -14,63 +21,10 @@ export { parseRecords, serializeRecords, RecordFormatError, type RecordedStream 
 export { IncrementalJsonParser, scanJson, type IncrementalJsonOptions } from "./json/incremental.js";
 export { finalizeArguments, type ArgumentSources, type FinalizeContext, type FinalizeResult } from "./json/finalize.js";
 export { replayEvents, toReplayJson, type ReplayInput, type ReplayJsonLine, type ReplayJsonCall } from "./replay.js";
-export { DEFAULT_LIMITS, type DecoderLimits } from "./limits.js";
+export { DEFAULT_LIMITS, TooDeepError, type DecoderLimits } from "./limits.js";
 export { createJsonArrayFramer } from "./framing/json-array.js";
 export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, type EventStreamMessage } from "./framing/aws-eventstream.js";
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";
 
-// History: pairing check/repair, encoding and conversion across the five history formats.
-export {
-  checkHistory,
-  repairHistory,
-  convertHistory,
-  encodeTurn,
-  encodeToolResults,
-  toNeutral,
-  fromNeutral,
-  HISTORY_FORMATS,
-  isHistoryFormat,
-  FAULT_CODES,
-  EDIT_CODES,
-  DANGLING_RESULT_TEXT,
-  INVALID_ARGUMENTS_KEY,
-  readInvalidArgumentsPlaceholder,
-  type HistoryFormat,
-  type Fault,
-  type FaultCode,
-  type Edit,
-  type EditCode,
-  type HistoryOptions,
-  type RepairPolicy,
-  type RepairResult,
-  type ConvertResult,
-  type EncodeTurnOptions,
-  type EncodedTurn,
-  type ToolResultInput,
-  type IdMap,
-  type Message as HistoryMessage,
-  type Part as HistoryPart,
-  type Role as HistoryRole,
-} from "./history/index.js";
-export { classifyProviderError, providerErrorRules, type ProviderErrorReason, type Recovery, type ClassifyOptions } from "./guard/provider-errors.js";
-
-// Tool schemas: validation written for the model, per-target sanitizing and checking.
-export {
-  validateArguments,
-  coerceArguments,
-  sanitizeSchema,
-  checkSchema,
-  restoreToolArguments,
-  carryToolArguments,
-  buildExample,
-  SCHEMA_TARGETS,
-  UnknownTargetError,
-  type ValidationResult,
-  type ValidationIssue,
-  type SanitizeResult,
-  type SchemaChange,
-  type SchemaProblem,
-  type SchemaTarget,
-} from "./schema/index.js";
-export { createLoopGuard, type LoopGuard, type LoopGuardOptions, type GuardDecision, type GuardAction } from "./guard/loop-guard.js";
-export { createOutcomeLedger, type OutcomeLedger, type OutcomeEntry } from "./guard/outcome-ledger.js";
+// Re-encoders: a decoded stream written back in its own protocol, fixed calls rewritten (the repairing fetch, `toolwire/fetch`, uses them).
+export { createReencoder, createReencodingStream, createAnthropicReencoder, createOpenAIChatReencoder, REENCODED_PROVIDERS, type Reencoder, type RepairReport } from "./reencode/index.js";

@@ -1,12 +1,25 @@
 import type { Diagnostic } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * Bounds on how long a live stream may take. The push core has no timers by design; this lives in
  * the async adapter layer and uses only `setTimeout` and `AbortSignal`, so it runs in browsers
  * and edge runtimes as well as Node.
  */
+/**
+ * The idle timeout `decodeStream` and `collectTurn` apply when the caller sets none: 120 s
+ * without a chunk ends the turn `incomplete` (`idle_timeout`), so a hung stream never hangs an
+ * agent. Reasoning models can think silently for a while, but providers send keep-alives (SSE
+ * `ping` events and comments count as data) well within this.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
 export interface WatchdogOptions {
-  /** Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count. */
+  /**
+   * Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count.
+   * In `decodeStream` and `collectTurn` it defaults to {@link DEFAULT_IDLE_TIMEOUT_MS} (120 s);
+   * `0` turns it off.
+   */
   idleTimeoutMs?: number;
   /** Longest time for the whole stream, in ms from the start of decoding. */
   deadlineMs?: number;
@@ -33,7 +46,7 @@ export function isStopped(value: unknown): value is Stopped {
 function validDuration(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative number of milliseconds, got ${String(value)}`);
+    throw new ToolwireError("invalid_option", `${name} must be a non-negative number of milliseconds, got ${String(value)}`);
   }
   return value;
 }
@@ -78,7 +91,7 @@ export class Watchdog {
     if (deadlineMs !== undefined) {
       this.deadlineTimer = setTimeout(() => {
         const message = `The stream did not end within its deadline of ${deadlineMs} ms; the turn is incomplete and its open calls are truncated.`;
-        this.trip({ code: "deadline_exceeded", reason: new Error(message), diagnostic: { code: "deadline_exceeded", severity: "error", message, data: { deadlineMs } } });
+        this.trip({ code: "deadline_exceeded", reason: new ToolwireError("deadline_exceeded", message), diagnostic: { code: "deadline_exceeded", severity: "error", message, data: { deadlineMs } } });
       }, deadlineMs);
     }
     if (this.signal) {
@@ -109,7 +122,7 @@ export class Watchdog {
       const idle = this.idleTimeoutMs;
       this.idleTimer = setTimeout(() => {
         const message = `No data arrived for ${idle} ms (idle timeout); the turn is incomplete and its open calls are truncated.`;
-        this.trip({ code: "idle_timeout", reason: new Error(message), diagnostic: { code: "idle_timeout", severity: "error", message, data: { idleTimeoutMs: idle } } });
+        this.trip({ code: "idle_timeout", reason: new ToolwireError("idle_timeout", message), diagnostic: { code: "idle_timeout", severity: "error", message, data: { idleTimeoutMs: idle } } });
       }, idle);
     }
     try {

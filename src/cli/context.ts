@@ -1,8 +1,16 @@
+import { ToolwireError } from "../errors.js";
+
 /** What every CLI command gets: output sinks and the working directory, so tests can run commands in-process. */
 export interface CliContext {
   out(text: string): void;
   err(text: string): void;
   cwd: string;
+  /** Terminal width for reports; 80 when absent (not a terminal). */
+  columns?: number;
+  /** Terminal height: a report longer than this is summarized; 40 when absent. */
+  rows?: number;
+  /** Whether stderr is a terminal (progress lines are printed only there). */
+  isTTY?: boolean;
 }
 
 /** Exit codes, documented in the README's CLI reference. */
@@ -11,18 +19,17 @@ export const EXIT = {
   /** The command ran and found what it checks for (invalid calls with --strict, history faults, schema problems). */
   findings: 1,
   usage: 2,
-  /** Unreadable file, unrecognized format, unknown or ambiguous provider, input toolwire refuses (too_deep). */
+  /** Input that cannot be used: missing, unreadable, a directory where a file is needed, empty; unrecognized format; unknown or ambiguous provider; input toolwire refuses with a typed error (too_deep). */
   input: 3,
 } as const;
 
 /** An error meant for the user: printed without a stack trace, with its exit code. */
-export class CliError extends Error {
+export class CliError extends ToolwireError {
   constructor(
     message: string,
     readonly exitCode: number = EXIT.usage,
   ) {
-    super(message);
-    this.name = "CliError";
+    super(exitCode === EXIT.usage ? "usage_error" : exitCode === EXIT.input ? "input_error" : "cli_error", message);
   }
 }
 

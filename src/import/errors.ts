@@ -1,3 +1,5 @@
+import { ToolwireError } from "../errors.js";
+
 import type { RecordedStream } from "../framing/records.js";
 import type { ProviderName } from "../types.js";
 
@@ -6,18 +8,20 @@ export type ImportErrorCode =
   | "unrecognized_format"
   /** The container was recognized but is broken (bad YAML, bad trace lengths, corrupt frames…). */
   | "malformed"
-  /** A compressed body: the core has no zlib, so it cannot be read here. */
+  /** A compressed body importFile cannot read synchronously (importRecording can), or a coding DecompressionStream does not know. */
   | "compressed";
 
-export class ImportError extends Error {
+/** An upstream fixture that cannot be imported; `code` says why. */
+export class ImportError extends ToolwireError {
+  declare readonly code: ImportErrorCode;
+
   constructor(
     message: string,
-    readonly code: ImportErrorCode,
+    code: ImportErrorCode,
     /** The file name the error is about, as given to importFile. */
     readonly file: string,
   ) {
-    super(`${file}: ${message}`);
-    this.name = "ImportError";
+    super(code, `${file}: ${message}`);
   }
 }
 
@@ -27,7 +31,7 @@ export interface ImportOptions {
 }
 
 export interface ImportResult {
-  /** Container format name: sse, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1. */
+  /** Container format name: sse, json-array, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1. */
   format: string;
   streams: RecordedStream[];
   /** What the conversion dropped or inferred, for the file's `#` header. */

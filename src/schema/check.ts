@@ -2,7 +2,29 @@ import { metaValidate } from "./compile.js";
 import { assertSchemaDepth, isPlainObject, isSchemaNode, pointer, visitNodes, type SchemaNode } from "./json-schema.js";
 import { patternProblem } from "./regex.js";
 import type { Severity } from "./rules/rule.js";
+import { hoistRootCombinators, hoistRootCombinatorsButUnions, wholeRootBranches } from "./rules/combinators.js";
 import { resolveTarget, type SchemaTarget, type TargetDefinition } from "./targets/index.js";
+import { refuseToolDefinition } from "./tool-shape.js";
+
+/** Options of sanitizeSchema and checkSchema. */
+export interface SanitizeOptions {
+  /**
+   * Top-level `anyOf`/`oneOf` (a tool whose required fields depend on a mode): "flatten" (the
+   * default) merges the branches into one object with REQUIRED hints in the descriptions;
+   * "keep" leaves them for targets that accept them (`openai` as is, `llamacpp` with whole
+   * branches), for models that honor them literally. Targets that reject them always flatten.
+   */
+  rootCombinators?: "flatten" | "keep";
+}
+
+/** The target's rules as the options change them. */
+export function targetWithOptions(def: TargetDefinition, options: SanitizeOptions): TargetDefinition {
+  if (options.rootCombinators !== "keep" || def.rootCombinators === undefined) return def;
+  const rules = def.rules.flatMap((rule) =>
+    rule !== hoistRootCombinators ? [rule] : def.rootCombinators === "whole-branches" ? [hoistRootCombinatorsButUnions, wholeRootBranches] : [hoistRootCombinatorsButUnions],
+  );
+  return { ...def, rules };
+}
 
 /** What a target would reject or mishandle in a tool's parameter schema. */
 export interface SchemaProblem {
@@ -16,11 +38,17 @@ export interface SchemaProblem {
   fixable: boolean;
 }
 
+/** A schema target or one of its aliases (`claude`, `vertex`…), case-insensitive. */
 export type TargetName = SchemaTarget | (string & {});
 
-/** What `target` would reject or mishandle. Throws TooDeepError for a schema nested deeper than MAX_SCHEMA_DEPTH. */
-export function checkSchema(schema: unknown, target: TargetName): SchemaProblem[] {
-  const def = resolveTarget(target);
+/**
+ * What in `schema` the target would reject or silently ignore, without changing it;
+ * `sanitizeSchema` fixes what is fixable. Throws TooDeepError for a schema nested deeper than
+ * MAX_SCHEMA_DEPTH.
+ */
+export function checkSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SchemaProblem[] {
+  refuseToolDefinition(schema, "checkSchema");
+  const def = targetWithOptions(resolveTarget(target), options);
   assertSchemaDepth(schema);
   if (!isSchemaNode(schema)) {
     return [{ rule: "root-object", severity: "error", path: "#", message: "the schema is not a JSON object", fixable: true }];

@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { assertSchemaDepth, declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformNodes, type Schema, type SchemaNode } from "./json-schema.js";
+import { ToolwireError } from "../errors.js";
 import { linearRegExpEngine, UnsupportedPatternError } from "./regex.js";
 
 /**
@@ -8,14 +9,14 @@ import { linearRegExpEngine, UnsupportedPatternError } from "./regex.js";
  * (schemas rebuilt per request, e.g. from MCP listings). Treat a schema as immutable once used.
  */
 
-export class SchemaCompileError extends Error {
+/** A schema the validator cannot compile (code `invalid_schema`); the schema is kept on the error. */
+export class SchemaCompileError extends ToolwireError {
   constructor(
     message: string,
     readonly schema: unknown,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.name = "SchemaCompileError";
+    super("invalid_schema", message, options);
   }
 }
 

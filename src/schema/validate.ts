@@ -23,6 +23,7 @@ import {
 
 export type PathSegment = string | number;
 
+/** The kind of a validation issue (missing field, wrong type, unknown field, pattern…). */
 export type IssueCode =
   | "missing"
   | "type"
@@ -44,6 +45,7 @@ export type IssueCode =
   | "too_deep"
   | "other";
 
+/** One way the arguments fail the schema, located by path, with a one-line message for the model. */
 export interface ValidationIssue {
   code: IssueCode;
   /** Location in the arguments (property names and array indexes). Empty for the root. */
@@ -60,6 +62,7 @@ export interface ValidationIssue {
   children?: ValidationIssue[];
 }
 
+/** Options of `validateArguments`: coercion, and the tool name used in the message. */
 export interface ValidateOptions {
   /**
    * Schema-guided coercion tried only when the arguments are invalid as sent: `true` for every
@@ -70,6 +73,10 @@ export interface ValidateOptions {
   toolName?: string;
 }
 
+/**
+ * The result of `validateArguments`: valid or not, the (possibly coerced) value, the issues and a
+ * message written for the model.
+ */
 export interface ValidationResult {
   valid: boolean;
   /** The arguments after coercion (the input itself when nothing was coerced). Never the input mutated. */
@@ -85,7 +92,9 @@ export type { Coercion, CoercionKind };
 const ALL_COERCIONS: readonly CoercionKind[] = ["number", "boolean", "null", "json", "array"];
 
 /**
- * Validates a call's arguments against its tool's schema; the message is written for the model.
+ * Validates tool arguments against a JSON Schema (2020-12, via ajv; compiled schemas are cached).
+ * When invalid, optional coercion is tried first; the result's message tells the model what was
+ * wrong and what a valid call looks like.
  * Arguments nested deeper than `DEFAULT_LIMITS.maxDepth` (which the decoders already refuse) are
  * invalid with one `too_deep` issue, unwalked. Throws SchemaCompileError for a schema that cannot
  * be compiled (including a pattern the linear-time engine refuses) and TooDeepError for a schema
@@ -501,6 +510,7 @@ function joinOr(items: string[]): string {
   return `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
 }
 
+/** A value as a validation message names it: its JSON type and a short preview. */
 export function describeReceived(value: unknown): string {
   const type = jsonTypeOf(value);
   if (type === "null") return "null";

@@ -30,6 +30,7 @@ const BARE_RESPONSE = "toolwireBareResponse";
  */
 type OpenCalls = Map<string, Array<{ message: number; calls: ToolCallPart[]; head: number }>>;
 
+/** Gemini `contents` → neutral messages, one to one. */
 export function fromGemini(contents: readonly unknown[]): Message[] {
   const open: OpenCalls = new Map();
   return contents.map((value, index) => readContent(value, index, open));

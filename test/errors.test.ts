@@ -42,6 +42,8 @@ const THROW_PATHS: Record<string, () => unknown> = {
   SchemaCompileError: () => schema.compileSchema({ type: "object", properties: { a: { type: 12 } } } as unknown as schema.Schema),
   ReplayLoadError: () => node.loadReplayStreams(["/no/such/toolwire/recordings"]),
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
+  UnsupportedPatternError: () => schema.compilePattern("(a)\\1"),
+  TooDeepError: () => schema.checkSchema(JSON.parse(`${"[".repeat(300)}${"]".repeat(300)}`) as unknown, "openai"),
 };
 
 const ENTRIES = { root, guard, history, node, schema, testing };

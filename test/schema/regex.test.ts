@@ -109,6 +109,12 @@ describe("ECMA-262 meaning on RE2", () => {
     expect(translatePattern(pattern)).toEqual({ ok: false, reason: (error as UnsupportedPatternError).reason });
   });
 
+  it("refuses inline modifier groups, which would change the translation's meaning (Node 20 rejects them as syntax)", () => {
+    const verdict = translatePattern("(?s:.)");
+    expect(verdict.ok).toBe(false);
+    expect(verdict.ok ? "" : verdict.reason).toMatch(/inline modifier group|not a valid ECMA-262/);
+  });
+
   it("a schema with a refused pattern throws SchemaCompileError naming it, never falls back to RegExp", () => {
     const schema = { type: "object", properties: { id: { type: "string", pattern: "^(\\w)\\1$" } } };
     let thrown: unknown;

@@ -196,7 +196,7 @@ describe("README example: guards", () => {
     expect(results[3]?.content).toContain('A valid call: {"path":');
     expect(results[5]?.content).toContain("The arguments for `read_file` are not"); // invalid JSON: never run
     expect(stop).toBe(false);
-    expect(footer).toBe("Files NOT modified this turn (the last attempt failed and no later call succeeded):\n- src/b.ts (write_file: permission denied)");
+    expect(footer).toBe("Files NOT modified this turn (a call failed and no later call on the same target succeeded):\n- src/b.ts (write_file: permission denied)");
   });
 
   it("trips after five identical failures", async () => {

@@ -28,6 +28,7 @@ export const LOOP_GUARD_DEFAULTS = {
   maxIdenticalCalls: 3,
 } as const;
 
+/** Options of `createLoopGuard`: thresholds, tool schemas for escalation messages, repeated-call limits. */
 export interface LoopGuardOptions {
   /** Consecutive failures of a tool, any kind, before the message escalates (default 3). */
   escalateAfter?: number;

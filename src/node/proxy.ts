@@ -38,6 +38,7 @@ export interface ProxyOptions {
   fetch?: FetchLike;
 }
 
+/** A running `toolwire proxy`: where it listens, and how to stop it. */
 export interface ProxyServer {
   readonly url: string;
   readonly port: number;
@@ -60,6 +61,10 @@ export function repairSummary(reports: readonly RepairReport[]): string {
   return [...new Set(reports.map((report) => `${report.action === "withheld" ? "withheld:" : ""}${report.code}`))].join(",");
 }
 
+/**
+ * The proxy as a plain Node request handler (for a server of your own): requests go upstream through
+ * the repairing fetch; headers pass untouched and are never logged.
+ */
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   let upstream: URL;
   try {

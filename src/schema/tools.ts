@@ -31,6 +31,7 @@ export interface SanitizedTool {
   result: SanitizeResult;
 }
 
+/** What `sanitizeTools` returns: the tools in their own shape with sanitized schemas, and every change. */
 export interface SanitizeToolsResult {
   /** The tools in the same shape and order, each schema rewritten for the target. */
   tools: unknown[];

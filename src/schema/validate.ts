@@ -542,11 +542,17 @@ function valueAt(root: unknown, rel: PathSegment[]): unknown {
 function localIssues(errors: ErrorObject[], value: unknown, base: PathSegment[], node: SchemaNode): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const missingByPath = new Map<string, { path: PathSegment[]; fields: string[] }>();
+  const detailedKeys = errors.some((error) => error.propertyName !== undefined);
   for (const error of errors) {
     const rel = segmentsOf(error.instancePath);
     const path = [...base, ...rel];
     const received = valueAt(value, rel);
     const params = error.params as Record<string, unknown>;
+    if (error.keyword === "propertyNames" && detailedKeys) continue;
+    if (error.propertyName !== undefined) {
+      issues.push(keyIssue(error, path));
+      continue;
+    }
     if (error.keyword === "required") {
       const key = JSON.stringify(path);
       const entry = missingByPath.get(key) ?? { path, fields: [] };
@@ -664,13 +670,23 @@ function literalOrDescribe(value: unknown): string {
   return typeof value === "string" ? `'${value}'` : describeReceived(value);
 }
 
+/** A `propertyNames` failure: about the key itself, named in the message (ajv reports it on the object). */
+function keyIssue(error: ErrorObject, path: PathSegment[]): ValidationIssue {
+  const key = error.propertyName as string;
+  const issue = convertError(error, path, key);
+  return { ...issue, received: key, message: `the key '${key}' ${issue.message}` };
+}
+
 /** Plain conversion of ajv errors, used where the schema cannot be decomposed. */
 function rawIssues(errors: ErrorObject[], base: PathSegment[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
+  const detailedKeys = errors.some((error) => error.propertyName !== undefined);
   for (const error of errors) {
     if (["anyOf", "oneOf", "if", "allOf", "not"].includes(error.keyword) && errors.length > 1) continue;
+    if (error.keyword === "propertyNames" && detailedKeys) continue;
     const path = [...base, ...segmentsOf(error.instancePath)];
-    if (error.keyword === "required") {
+    if (error.propertyName !== undefined) issues.push(keyIssue(error, path));
+    else if (error.keyword === "required") {
       const field = String((error.params as Record<string, unknown>).missingProperty);
       issues.push({ code: "missing", path, keyword: "required", fields: [field], message: `missing required field: ${field}` });
     } else {

@@ -35,7 +35,10 @@ describe("super-linear schema patterns finish with the right verdict", () => {
 
   it("propertyNames (x+x+)+y", () => {
     const schema = { type: "object", propertyNames: { pattern: "(x+x+)+y" } };
-    expect(validateArguments(schema, { ["x".repeat(40)]: 1 }).valid).toBe(false);
+    const key = "x".repeat(40);
+    expect(validateArguments(schema, { [key]: 1 }).issues).toEqual([
+      expect.objectContaining({ code: "pattern", received: key, message: `the key '${key}' must match the pattern (x+x+)+y; received string "${key}"` }),
+    ]);
     expect(validateArguments(schema, { ["x".repeat(40) + "y"]: 1 }).valid).toBe(true);
   });
 });

@@ -38,6 +38,11 @@ export type RepairCode =
   | "python_literals"
   | "invalid_escapes"
   | "trailing_comma"
+  /** Single-quoted strings (Python reprs) written with double quotes; their content unchanged. */
+  | "single_quotes"
+  /** A complete call whose text lacked only the outer object's closing brace. */
+  | "missing_closing_brace"
+  /** jsonrepair's rewrite, accepted only when verified lossless (e.g. a bare word or single-quoted string quoted). */
   | "jsonrepair"
   /** Two different complete objects glued at one index became two calls (the second has a minted id). */
   | "split_concatenated_calls"

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createDecoder } from "../../src/providers/registry.js";
+import { toReplayJson } from "../../src/replay.js";
 import type { CodecEvent, DecodedTurn, ProviderEvent, ProviderName, ToolCall } from "../../src/types.js";
 import { a, toolStream } from "../helpers/anthropic-events.js";
 import { b } from "../helpers/bedrock-events.js";
@@ -190,5 +191,14 @@ describe("two different complete objects glued at one call become two calls", ()
     const { turn } = decode("openai-chat", chatStream([c.open(0, "call_1", "read"), c.args(0, text)]));
     expect(turn.toolCalls).toHaveLength(1);
     expect(turn.toolCalls[0]).toMatchObject({ arguments: null, error: { code: "invalid_json" } });
+  });
+});
+
+describe("the replay --json contract", () => {
+  it("gains providerId only as an optional field; the existing fields stay", () => {
+    const line = toReplayJson(decode("ollama", duplicateStreams.ollama).turn);
+    expect(Object.keys(line.toolCalls[0] ?? {}).sort()).toEqual(["arguments", "complete", "error", "id", "index", "name", "rawArguments", "repairs", "source"]);
+    expect(line.toolCalls[1]).toMatchObject({ id: "dup_tw2", providerId: "dup", repairs: ["minted_id"] });
+    expect("textSyntax" in (line.toolCalls[1] ?? {})).toBe(false);
   });
 });

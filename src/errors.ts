@@ -1,10 +1,13 @@
+// Marks toolwire's errors so that a copy of the package loaded twice (ESM and CommonJS) still
+// recognizes them: `instanceof` cannot.
+const BRAND = Symbol.for("toolwire.error");
+
 /**
  * The one base class of every error toolwire throws. `code` is a stable snake_case string a caller
  * can switch on (`err instanceof ToolwireError && err.code === "unknown_target"`); the message is
- * for people. Wrapped errors are kept as `cause`.
+ * for people. Wrapped errors are kept as `cause`. Across two loaded copies of the package use
+ * `isToolwireError`.
  */
-const BRAND = Symbol.for("toolwire.error");
-
 export class ToolwireError extends Error {
   /** Stable machine-readable code, snake_case. */
   readonly code: string;

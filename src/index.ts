@@ -1,5 +1,12 @@
-// Public surface: re-exports only.
+/**
+ * `toolwire`: the codec. Decoders for each provider, byte and stream adapters, framing, recorded
+ * streams and replay, argument finalization, limits and conformance expectations. Re-exports only.
+ *
+ * Schemas, history and guards have their own entry points (`toolwire/schema`, `toolwire/history`,
+ * `toolwire/guard`) so that importing the codec does not load a JSON Schema validator.
+ */
 export * from "./types.js";
+export { ToolwireError, isToolwireError } from "./errors.js";
 export { createDecoder, supportedProviders, UnsupportedProviderError } from "./providers/registry.js";
 export type { StreamingDecoder } from "./providers/codec.js";
 export { detectProvider, ProviderDetectionError } from "./providers/detect.js";
@@ -18,59 +25,3 @@ export { DEFAULT_LIMITS, type DecoderLimits } from "./limits.js";
 export { createJsonArrayFramer } from "./framing/json-array.js";
 export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, type EventStreamMessage } from "./framing/aws-eventstream.js";
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";
-
-// History: pairing check/repair, encoding and conversion across the five history formats.
-export {
-  checkHistory,
-  repairHistory,
-  convertHistory,
-  encodeTurn,
-  encodeToolResults,
-  toNeutral,
-  fromNeutral,
-  HISTORY_FORMATS,
-  isHistoryFormat,
-  FAULT_CODES,
-  EDIT_CODES,
-  DANGLING_RESULT_TEXT,
-  INVALID_ARGUMENTS_KEY,
-  readInvalidArgumentsPlaceholder,
-  type HistoryFormat,
-  type Fault,
-  type FaultCode,
-  type Edit,
-  type EditCode,
-  type HistoryOptions,
-  type RepairPolicy,
-  type RepairResult,
-  type ConvertResult,
-  type EncodeTurnOptions,
-  type EncodedTurn,
-  type ToolResultInput,
-  type IdMap,
-  type Message as HistoryMessage,
-  type Part as HistoryPart,
-  type Role as HistoryRole,
-} from "./history/index.js";
-export { classifyProviderError, providerErrorRules, type ProviderErrorReason, type Recovery, type ClassifyOptions } from "./guard/provider-errors.js";
-
-// Tool schemas: validation written for the model, per-target sanitizing and checking.
-export {
-  validateArguments,
-  coerceArguments,
-  sanitizeSchema,
-  checkSchema,
-  restoreToolArguments,
-  carryToolArguments,
-  buildExample,
-  SCHEMA_TARGETS,
-  UnknownTargetError,
-  type ValidationResult,
-  type ValidationIssue,
-  type SanitizeResult,
-  type SchemaChange,
-  type SchemaProblem,
-  type SchemaTarget,
-} from "./schema/index.js";
-export { createLoopGuard, type LoopGuard, type LoopGuardOptions, type GuardDecision, type GuardAction } from "./guard/loop-guard.js";
-export { createOutcomeLedger, type OutcomeLedger, type OutcomeEntry } from "./guard/outcome-ledger.js";

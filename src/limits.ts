@@ -16,6 +16,10 @@ export interface DecoderLimits {
   maxLineChars?: number;
 }
 
+/**
+ * The default decoder limits (see the README's Reliability section); override any of them with
+ * `limits` in the decoder options.
+ */
 export const DEFAULT_LIMITS: Required<DecoderLimits> = {
   maxArgumentChars: 16 * 1024 * 1024,
   maxDepth: 256,

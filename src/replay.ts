@@ -34,6 +34,7 @@ export interface ReplayJsonCall {
   textSyntax?: string;
 }
 
+/** One line of `toolwire replay --json` (the contract in the README's CLI section). */
 export interface ReplayJsonLine {
   sequence: string | null;
   provider: ProviderName;
@@ -45,6 +46,7 @@ export interface ReplayJsonLine {
   diagnostics: Array<{ code: string; message: string }>;
 }
 
+/** A decoded turn as one `toolwire replay --json` line. */
 export function toReplayJson(turn: DecodedTurn): ReplayJsonLine {
   return {
     sequence: turn.sequence,

@@ -7,8 +7,10 @@ import type { DecoderLimits } from "./limits.js";
  */
 
 export const PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock", "ollama"] as const;
+/** One of `PROVIDERS`: a wire protocol toolwire decodes. */
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/** True when `value` is one of `PROVIDERS`. */
 export function isProviderName(value: unknown): value is ProviderName {
   return typeof value === "string" && (PROVIDERS as readonly string[]).includes(value);
 }
@@ -49,6 +51,7 @@ export type RepairCode =
   /** The call's id was replaced by a minted one (duplicate or placeholder id); `providerId` keeps the sent one. */
   | "minted_id";
 
+/** Why a call has no usable arguments. */
 export type ToolCallErrorCode =
   | "invalid_json"
   | "truncated"
@@ -61,6 +64,7 @@ export type ToolCallErrorCode =
 /** Why a call never reached its end marker. */
 export type TruncationCause = "max_tokens" | "stream_ended" | "stream_error" | "aborted" | "message_restarted" | "limit_exceeded";
 
+/** Why a call's arguments are null, with a message written for the model. */
 export interface ToolCallError {
   code: ToolCallErrorCode;
   /** Written for the model: what was wrong, where, and what a valid call looks like. */
@@ -75,6 +79,10 @@ export interface ToolCallError {
   suggestion?: Record<string, unknown>;
 }
 
+/**
+ * A tool call as decoded: identity, the arguments (an object, or null when unusable), the raw text,
+ * which source won, whether it completed, and every repair, as named codes.
+ */
 export interface ToolCall {
   /** Position of the call among the turn's calls of its kind, in the order they opened. */
   index: number;
@@ -102,10 +110,16 @@ export interface ToolCall {
   textSyntax?: string;
 }
 
+/** Why the turn ended, normalized across providers (`rawFinishReason` keeps the provider's value). */
 export type FinishReason = "tool_calls" | "stop" | "length" | "content_filter" | "error" | "other";
 
+/**
+ * `complete` when the stream ended properly, `incomplete` when it was cut short, `error` when the
+ * provider sent an error.
+ */
 export type TurnStatus = "complete" | "incomplete" | "error";
 
+/** Token usage, normalized across providers, with the provider's own object in `raw`. */
 export interface Usage {
   inputTokens?: number;
   outputTokens?: number;
@@ -117,8 +131,10 @@ export interface Usage {
   raw: unknown;
 }
 
+/** How serious a diagnostic is. */
 export type DiagnosticSeverity = "info" | "warning" | "error";
 
+/** Something the decoder noticed and did about the stream, with a stable `code`. */
 export interface Diagnostic {
   code: string;
   message: string;
@@ -141,12 +157,17 @@ export type ContentBlock =
   /** Provider-executed tool results and other blocks that arrive whole; kept verbatim. */
   | { type: "opaque"; blockType: string; value: unknown; providerIndex?: number };
 
+/** An error the provider reported in the stream (the turn's `error`). */
 export interface TurnError {
   type: string;
   message: string;
   raw?: unknown;
 }
 
+/**
+ * Everything one streamed turn said: status, finish reason, text, reasoning, client and server tool
+ * calls, blocks in order, usage and diagnostics.
+ */
 export interface DecodedTurn {
   /** Name of the recorded sequence this turn came from, or null for a live stream. */
   sequence: string | null;
@@ -192,6 +213,7 @@ export type CodecEvent =
   | { type: "diagnostic"; diagnostic: Diagnostic }
   | { type: "finish"; turn: DecodedTurn };
 
+/** Options of `createDecoder`: previews, the sequence name and the limits. */
 export interface DecoderOptions {
   /** Maintain a live partial value of each call's arguments on every delta event. */
   previews?: boolean;

@@ -5,11 +5,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { main as anthropicExample } from "../examples/anthropic-sdk.js";
 import { main as fetchExample } from "../examples/fetch.js";
 import { main as openaiExample } from "../examples/openai-sdk.js";
+import { main as guardsExample, type ToolOutcome } from "../examples/guards.js";
 import { main as recordExample } from "../examples/record.js";
 import { startServe } from "../src/cli/commands/serve.js";
 import { collectTurn } from "../src/adapters/web.js";
 import { loadReplayStreams, startReplayServer, type ReplayServer, type ReplayStream } from "../src/node/replay-server.js";
-import type { ProviderEvent } from "../src/types.js";
+import type { DecodedTurn, ProviderEvent } from "../src/types.js";
+import { createDecoder } from "../src/providers/registry.js";
 import { a } from "./helpers/anthropic-events.js";
 import { EXAMPLES, readmeBlocks, readmeSection, readmeSnippet } from "./helpers/readme-examples.js";
 import { fileTurn, plain, TESTDATA_STREAMS } from "./integration/support.js";
@@ -152,6 +154,59 @@ describe("README examples", () => {
   });
 });
 
+describe("README example: guards", () => {
+  const schemas = {
+    read_file: { type: "object", properties: { path: { type: "string" }, lines: { type: "integer" } }, required: ["path"] },
+    write_file: { type: "object", properties: { path: { type: "string" }, text: { type: "string" } }, required: ["path", "text"] },
+  } as const;
+
+  /** A Chat Completions turn with these calls (arguments as the model wrote them). */
+  function turnOf(calls: Array<[string, string]>): DecodedTurn {
+    const decoder = createDecoder("openai-chat");
+    calls.forEach(([name, args], index) => {
+      decoder.push({ data: { id: "c", choices: [{ index: 0, delta: { tool_calls: [{ index, id: `call_${index}`, type: "function", function: { name, arguments: args } }] } }] } });
+    });
+    decoder.push({ data: { id: "c", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] } });
+    return decoder.finish();
+  }
+
+  it("coerces, escalates repeated mistakes with an example, and reports what did not change", async () => {
+    const ran: Array<[string, Record<string, unknown>]> = [];
+    const runTool = async (name: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
+      ran.push([name, args]);
+      if (name === "write_file") return { output: "permission denied", ok: false, target: String(args.path), error: "permission denied" };
+      return { output: "file text", ok: true };
+    };
+    const bad = '{"lines": "forty"}';
+    const turn = turnOf([
+      ["read_file", '{"path": "a.ts", "lines": "40"}'],
+      ["read_file", bad],
+      ["read_file", bad],
+      ["read_file", bad],
+      ["write_file", '{"path": "src/b.ts", "text": "x"}'],
+      ["read_file", '{"path": "a.ts", "lines": 4'],
+    ]);
+    const { results, footer, stop } = await guardsExample(turn, schemas, runTool);
+    expect(ran).toEqual([
+      ["read_file", { path: "a.ts", lines: 40 }],
+      ["write_file", { path: "src/b.ts", text: "x" }],
+    ]);
+    expect(results[1]?.content).toContain("missing required field: path");
+    expect(results[2]?.content).not.toContain("A valid call");
+    expect(results[3]?.content).toContain('A valid call: {"path":');
+    expect(results[5]?.content).toContain("The arguments for `read_file` are not"); // invalid JSON: never run
+    expect(stop).toBe(false);
+    expect(footer).toBe("Files NOT modified this turn (the last attempt failed and no later call succeeded):\n- src/b.ts (write_file: permission denied)");
+  });
+
+  it("trips after five identical failures", async () => {
+    const bad = '{"lines": "forty"}';
+    const { results, stop } = await guardsExample(turnOf(Array.from({ length: 5 }, () => ["read_file", bad] as [string, string])), schemas, async () => ({ output: "", ok: true }));
+    expect(stop).toBe(true);
+    expect(results[4]?.content).toContain("STOP: 'read_file' has failed 5 times");
+  });
+});
+
 describe("README shows the examples' code", () => {
   const readme = readFileSync(new URL("README.md", ROOT), "utf8");
   const blocks = readmeBlocks(readme);
@@ -173,7 +228,7 @@ describe("README shows the examples' code", () => {
     for (const file of EXAMPLES) {
       const snippet = readmeSnippet(ROOT, file);
       expect(snippet).toMatch(/^import /);
-      expect(snippet).toContain('from "toolwire"');
+      expect(snippet).toMatch(/from "toolwire(\/[a-z]+)?";/);
       expect(snippet).not.toContain("../src/");
       expect(snippet).not.toContain("#region");
     }

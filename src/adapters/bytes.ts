@@ -3,6 +3,7 @@ import { resolveLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 
+/** Options of `createByteDecoder`: the decoder options plus the wire framing. */
 export interface ByteDecoderOptions extends DecoderOptions {
   /** Override the provider's wire framing (e.g. `ndjson` for recorded payload-per-line bodies). */
   framing?: FramingName;
@@ -16,6 +17,11 @@ export interface ByteDecoder {
   finish(): DecodedTurn;
 }
 
+/**
+ * A decoder fed raw body bytes (SSE, NDJSON, JSON array or AWS event stream, per the provider's
+ * framing or `options.framing`): `push(chunk)` → CodecEvents, `finish()` → DecodedTurn. Chunks may
+ * be cut anywhere, inside a line or a multi-byte character.
+ */
 export function createByteDecoder(provider: ProviderName, options: ByteDecoderOptions = {}): ByteDecoder {
   const framer = createFramer(options.framing ?? defaultFraming(provider), { maxLineLength: resolveLimits(options.limits).maxLineChars });
   const decoder = createDecoder(provider, options);

@@ -1,4 +1,5 @@
 import type { Diagnostic, ProviderEvent, ProviderName } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * Where `record` writes: a web `WritableStream<string>` (in Node, `Writable.toWeb(createWriteStream(path))`)
@@ -8,6 +9,10 @@ import type { Diagnostic, ProviderEvent, ProviderName } from "../types.js";
  */
 export type RecordSink = WritableStream<string> | ((line: string) => void | Promise<void>);
 
+/**
+ * Options of `record`: the sequence name, a header comment, whether to leave the sink open, and a
+ * `redact` hook.
+ */
 export interface RecordOptions {
   /** Written as `sequence` on every record, so several turns can share one file; also the decoded turn's `sequence`. */
   sequence?: string | null;
@@ -49,7 +54,7 @@ export interface Recording<S> {
  */
 export function record<S>(source: S, sink: RecordSink, options: RecordOptions = {}): Recording<S> {
   if (typeof sink !== "function" && !(typeof WritableStream !== "undefined" && sink instanceof WritableStream)) {
-    throw new TypeError("record: the sink must be a WritableStream<string> or a function called with each line.");
+    throw new ToolwireError("invalid_sink", "record: the sink must be a WritableStream<string> or a function called with each line.");
   }
   return { [RECORDING]: true, source, sink, options };
 }
@@ -149,7 +154,7 @@ export class Recorder {
   }
 
   private fail(error: unknown): void {
-    if (this.failure === null) this.failure = error ?? new Error("unknown sink failure");
+    if (this.failure === null) this.failure = error ?? new ToolwireError("sink_failed", "unknown sink failure");
   }
 
   /** Flushes and (unless `preventClose`) closes the sink; returns a diagnostic if recording failed. */

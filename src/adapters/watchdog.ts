@@ -1,4 +1,5 @@
 import type { Diagnostic } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * Bounds on how long a live stream may take. The push core has no timers by design; this lives in
@@ -33,7 +34,7 @@ export function isStopped(value: unknown): value is Stopped {
 function validDuration(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative number of milliseconds, got ${String(value)}`);
+    throw new ToolwireError("invalid_option", `${name} must be a non-negative number of milliseconds, got ${String(value)}`);
   }
   return value;
 }
@@ -78,7 +79,7 @@ export class Watchdog {
     if (deadlineMs !== undefined) {
       this.deadlineTimer = setTimeout(() => {
         const message = `The stream did not end within its deadline of ${deadlineMs} ms; the turn is incomplete and its open calls are truncated.`;
-        this.trip({ code: "deadline_exceeded", reason: new Error(message), diagnostic: { code: "deadline_exceeded", severity: "error", message, data: { deadlineMs } } });
+        this.trip({ code: "deadline_exceeded", reason: new ToolwireError("deadline_exceeded", message), diagnostic: { code: "deadline_exceeded", severity: "error", message, data: { deadlineMs } } });
       }, deadlineMs);
     }
     if (this.signal) {
@@ -109,7 +110,7 @@ export class Watchdog {
       const idle = this.idleTimeoutMs;
       this.idleTimer = setTimeout(() => {
         const message = `No data arrived for ${idle} ms (idle timeout); the turn is incomplete and its open calls are truncated.`;
-        this.trip({ code: "idle_timeout", reason: new Error(message), diagnostic: { code: "idle_timeout", severity: "error", message, data: { idleTimeoutMs: idle } } });
+        this.trip({ code: "idle_timeout", reason: new ToolwireError("idle_timeout", message), diagnostic: { code: "idle_timeout", severity: "error", message, data: { idleTimeoutMs: idle } } });
       }, idle);
     }
     try {

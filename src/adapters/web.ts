@@ -7,6 +7,7 @@ import type { ByteDecoderOptions } from "./bytes.js";
 import { isRecording, Recorder, type Recording } from "./record.js";
 import { cancelSdkStream, providerEventFromSdkError, toProviderEvent, type SdkEventOf } from "./sdk.js";
 import { isStopped, Watchdog, type Stopped, type WatchdogOptions } from "./watchdog.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * What `decodeStream` accepts for provider `P`: a fetch `Response`, a byte `ReadableStream`, an
@@ -24,6 +25,10 @@ export type StreamSourceFor<P extends ProviderName> =
 /** Any source, for any provider. */
 export type StreamSource = StreamSourceFor<ProviderName> | Recording<StreamSourceFor<ProviderName>>;
 
+/**
+ * Options of `decodeStream` and `collectTurn`: the byte decoder options plus the stall watchdog
+ * (idle timeout, deadline, abort signal).
+ */
 export interface DecodeStreamOptions extends ByteDecoderOptions, WatchdogOptions {}
 
 function isResponse(source: unknown): source is Response {
@@ -62,7 +67,7 @@ function openSource(source: unknown): OpenSource {
   if (isResponse(source)) return openReadable(source.body);
   if (isReadableStream(source)) return openReadable(source);
   if (typeof source !== "object" || source === null || typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") {
-    throw new TypeError("decodeStream: the source must be a Response, a ReadableStream, or an async iterable (an SDK stream).");
+    throw new ToolwireError("invalid_source", "decodeStream: the source must be a Response, a ReadableStream, or an async iterable (an SDK stream).");
   }
   const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
   return {
@@ -146,7 +151,7 @@ class Pipeline {
 
   push(item: unknown): CodecEvent[] {
     if (item instanceof Uint8Array || typeof item === "string") {
-      if (this.mode === "objects") throw new TypeError("decodeStream: a source must yield either bytes/text or parsed events, not both.");
+      if (this.mode === "objects") throw new ToolwireError("mixed_source", "decodeStream: a source must yield either bytes/text or parsed events, not both.");
       this.mode = "bytes";
       this.framer ??= createFramer(this.framing, { maxLineLength: resolveLimits(this.options.limits).maxLineChars });
       const out = this.feed(this.framer.push(item));
@@ -154,9 +159,9 @@ class Pipeline {
       return out;
     }
     if (typeof item !== "object" || item === null) {
-      throw new TypeError(`decodeStream: the source yielded ${item === null ? "null" : typeof item}; expected bytes, text or parsed event objects.`);
+      throw new ToolwireError("invalid_source", `decodeStream: the source yielded ${item === null ? "null" : typeof item}; expected bytes, text or parsed event objects.`);
     }
-    if (this.mode === "bytes") throw new TypeError("decodeStream: a source must yield either bytes/text or parsed events, not both.");
+    if (this.mode === "bytes") throw new ToolwireError("mixed_source", "decodeStream: a source must yield either bytes/text or parsed events, not both.");
     this.mode = "objects";
     return this.feed([toProviderEvent(item)]);
   }
@@ -276,7 +281,7 @@ export async function* decodeStream<P extends ProviderName>(
     watchdog?.dispose();
     // The consumer stopped reading (or decoding threw): free the request as the SDKs do on `break`.
     if (!settled) {
-      input.cancel(new Error("decodeStream: the consumer stopped reading"));
+      input.cancel(new ToolwireError("consumer_stopped", "decodeStream: the consumer stopped reading"));
       await pipeline.recorder?.close();
     }
   }

@@ -1,3 +1,5 @@
+import { ToolwireError } from "../errors.js";
+
 /** What every CLI command gets: output sinks and the working directory, so tests can run commands in-process. */
 export interface CliContext {
   out(text: string): void;
@@ -16,13 +18,12 @@ export const EXIT = {
 } as const;
 
 /** An error meant for the user: printed without a stack trace, with its exit code. */
-export class CliError extends Error {
+export class CliError extends ToolwireError {
   constructor(
     message: string,
     readonly exitCode: number = EXIT.usage,
   ) {
-    super(message);
-    this.name = "CliError";
+    super(exitCode === EXIT.usage ? "usage_error" : exitCode === EXIT.input ? "input_error" : "cli_error", message);
   }
 }
 

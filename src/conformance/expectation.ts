@@ -16,6 +16,10 @@ export interface ExpectedCall {
   error: { code: string; cause?: string } | null;
 }
 
+/**
+ * What one decoded stream must give, as a reviewed `.expected.json` stores it: status, finish
+ * reason and each call's identity, arguments, source and repairs.
+ */
 export interface ExpectedStream {
   sequence: string | null;
   status: DecodedTurn["status"];
@@ -24,6 +28,10 @@ export interface ExpectedStream {
   serverToolCalls: Array<{ id: string; name: string }>;
 }
 
+/**
+ * The reviewed expectation of a recorded file (`<name>.expected.json`): its provider and one
+ * `ExpectedStream` per sequence.
+ */
 export interface Expectation {
   provider: ProviderName;
   /** Free text: where the expected values were checked (follow-up request, hand reading, …). */
@@ -31,6 +39,10 @@ export interface Expectation {
   streams: ExpectedStream[];
 }
 
+/**
+ * The expectation a decoded turn meets, in the form `toolwire conformance` compares (used to write
+ * an expectation file for a new recording).
+ */
 export function expectedStreamOf(turn: DecodedTurn): ExpectedStream {
   return {
     sequence: turn.sequence,

@@ -1,4 +1,5 @@
 import type { ProviderEvent } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * Binary `application/vnd.amazon.eventstream` framing (Bedrock ConverseStream and
@@ -11,6 +12,10 @@ import type { ProviderEvent } from "../types.js";
 
 export type EventStreamHeaderValue = string | number | boolean | Uint8Array;
 
+/**
+ * One decoded AWS event-stream message: its headers (`:event-type`, `:message-type`…) and raw
+ * payload bytes.
+ */
 export interface EventStreamMessage {
   headers: Record<string, EventStreamHeaderValue>;
   payload: Uint8Array;
@@ -24,15 +29,17 @@ export type EventStreamErrorCode =
   | "truncated"
   | "invalid_chunk";
 
-export class EventStreamError extends Error {
+/** A malformed AWS event-stream frame or message; `code` says what is wrong with it. */
+export class EventStreamError extends ToolwireError {
+  declare readonly code: EventStreamErrorCode;
+
   constructor(
     message: string,
-    readonly code: EventStreamErrorCode,
+    code: EventStreamErrorCode,
     /** Byte offset of the offending frame in the stream, or null when the error is not about a frame. */
     readonly offset: number | null,
   ) {
-    super(message);
-    this.name = "EventStreamError";
+    super(code, message);
   }
 }
 
@@ -247,6 +254,10 @@ export interface EventStreamFramer {
   finish(): EventStreamMessage[];
 }
 
+/**
+ * A push framer for the AWS event-stream binary format (Bedrock): bytes in any cut, messages out,
+ * with prelude and message CRCs checked and frames capped at 16 MiB.
+ */
 export function createEventStreamFramer(): EventStreamFramer {
   let buffer = new Uint8Array(0);
   let start = 0; // first unconsumed byte in `buffer`
@@ -356,7 +367,7 @@ function typed(value: EventStreamHeaderValue | TypedHeaderValue): TypedHeaderVal
 
 function encodeHeader(name: string, input: EventStreamHeaderValue | TypedHeaderValue): Uint8Array {
   const nameBytes = utf8Encoder.encode(name);
-  if (nameBytes.length === 0 || nameBytes.length > 255) throw new RangeError(`header name '${name}' must be 1..255 bytes`);
+  if (nameBytes.length === 0 || nameBytes.length > 255) throw new EventStreamError(`header name '${name}' must be 1..255 bytes`, "invalid_header", null);
   const header = typed(input);
   let body: Uint8Array;
   let type: number;
@@ -366,7 +377,7 @@ function encodeHeader(name: string, input: EventStreamHeaderValue | TypedHeaderV
     return bytes;
   };
   const sized = (bytes: Uint8Array): Uint8Array => {
-    if (bytes.length > 0xffff) throw new RangeError(`header '${name}' value exceeds 65535 bytes`);
+    if (bytes.length > 0xffff) throw new EventStreamError(`header '${name}' value exceeds 65535 bytes`, "invalid_header", null);
     const out = new Uint8Array(2 + bytes.length);
     new DataView(out.buffer).setUint16(0, bytes.length);
     out.set(bytes, 2);
@@ -405,7 +416,7 @@ function encodeHeader(name: string, input: EventStreamHeaderValue | TypedHeaderV
     case "uuid": {
       type = HeaderType.Uuid;
       const hex = header.value.replace(/-/g, "");
-      if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new RangeError(`header '${name}': '${header.value}' is not a UUID`);
+      if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new EventStreamError(`header '${name}': '${header.value}' is not a UUID`, "invalid_header", null);
       body = new Uint8Array(16);
       for (let i = 0; i < 16; i++) body[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
       break;
@@ -501,7 +512,7 @@ export function toProviderEvent(message: EventStreamMessage): ProviderEvent {
 export function base64ToBytes(text: string): Uint8Array {
   const clean = text.replace(/[\s]/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.replace(/=+$/, "").length % 4 === 1) {
-    throw new SyntaxError("not valid base64");
+    throw new ToolwireError("invalid_base64", "not valid base64");
   }
   const binary = atob(clean);
   const bytes = new Uint8Array(binary.length);

@@ -3,6 +3,7 @@ import { createEventStreamFramer, EventStreamError, toProviderEvent, unwrapInvok
 import { createJsonArrayFramer } from "./json-array.js";
 import { createNdjsonFramer } from "./ndjson.js";
 import { createSseFramer } from "./sse.js";
+import { ToolwireError } from "../errors.js";
 
 export type FramingName = "sse" | "ndjson" | "json-array" | "aws-eventstream";
 
@@ -108,7 +109,7 @@ export function createAwsEventStreamFramer(): Framer {
     diagnostics,
     push(chunk) {
       if (typeof chunk === "string") {
-        throw new TypeError("The aws-eventstream framing reads binary bytes: pass Uint8Array chunks, not text (decoding the body as text corrupts it).");
+        throw new ToolwireError("binary_required", "The aws-eventstream framing reads binary bytes: pass Uint8Array chunks, not text (decoding the body as text corrupts it).");
       }
       return guarded(() => frames.push(chunk));
     },

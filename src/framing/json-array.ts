@@ -20,6 +20,10 @@ export interface JsonArrayFramerOptions {
   maxElementLength?: number;
 }
 
+/**
+ * A push framer for a streamed JSON array (Gemini `streamGenerateContent` without `alt=sse`): each
+ * element becomes one event as soon as it is complete.
+ */
 export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): JsonArrayFramer {
   const decoder = new TextDecoder("utf-8");
   const maxElementLength = options.maxElementLength ?? Number.POSITIVE_INFINITY;

@@ -21,6 +21,10 @@ export interface NdjsonFramerOptions {
   maxLineLength?: number;
 }
 
+/**
+ * A push framer for newline-delimited JSON bodies (Ollama): one event per non-blank line, lines cut
+ * anywhere across chunks.
+ */
 export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFramer {
   const decoder = new TextDecoder("utf-8");
   const maxLineLength = options.maxLineLength ?? Number.POSITIVE_INFINITY;

@@ -1,4 +1,5 @@
 import { isProviderName, PROVIDERS, type ProviderEvent, type ProviderName } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * The recorded stream file format of DESIGN.md ("recorded stream files (NDJSON)"): one JSON
@@ -14,14 +15,14 @@ export interface RecordedStream {
   times?: (number | undefined)[];
 }
 
-export class RecordFormatError extends Error {
+/** A line of a recorded stream file that is not a record (code `invalid_record`). */
+export class RecordFormatError extends ToolwireError {
   constructor(
     message: string,
     /** 1-based line number in the parsed text. */
     readonly line: number,
   ) {
-    super(`line ${line}: ${message}`);
-    this.name = "RecordFormatError";
+    super("invalid_record", `line ${line}: ${message}`);
   }
 }
 
@@ -48,6 +49,11 @@ function describe(value: unknown): string {
   return typeof value === "string" ? `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + "…" : value)}` : `a ${typeof value}`;
 }
 
+/**
+ * Parses a recorded stream file (NDJSON records, see the README) into streams grouped by
+ * `sequence`, in file order. Blank and `#` lines are skipped; a line that is not a record throws
+ * RecordFormatError with its line number.
+ */
 export function parseRecords(text: string): RecordedStream[] {
   const streams = new Map<string | null, RecordedStream & { timed: boolean }>();
   // Text that starts with a byte-order mark is still the format.

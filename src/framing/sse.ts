@@ -44,6 +44,10 @@ function firstNonSpace(text: string): string {
   return "";
 }
 
+/**
+ * A push framer for Server-Sent Events (eventsource-parser underneath): text or bytes in, `{event,
+ * data}` provider events out, with `data` parsed as JSON where it is JSON.
+ */
 export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
   const decoder = new TextDecoder("utf-8");
   let pending: ProviderEvent[] = [];

@@ -23,8 +23,16 @@ export interface LoopGuardOptions {
 /** A failed call: a validation result, a decoder error on the call, or any error text. */
 export type GuardFailure = ValidationResult | ToolCallError | string | { message: string; fingerprint?: string };
 
+/**
+ * What the agent should do after a failure: `continue` (send the message), `escalate` (the message
+ * now says how to call the tool), `trip` (stop calling it).
+ */
 export type GuardAction = "continue" | "escalate" | "trip";
 
+/**
+ * The loop guard's verdict on one failed call: the action, the counts behind it and the message to
+ * send back to the model.
+ */
 export interface GuardDecision {
   action: GuardAction;
   tool: string;
@@ -44,6 +52,7 @@ interface ToolState {
   failures: number;
 }
 
+/** Counts failed calls per tool and per kind of mistake; created by `createLoopGuard`. */
 export interface LoopGuard {
   /** Records a failed call and decides what the model is told. */
   failure(tool: string, failure: GuardFailure): GuardDecision;
@@ -55,6 +64,11 @@ export interface LoopGuard {
   failures(tool: string): number;
 }
 
+/**
+ * Creates a loop guard: call `failure(tool, error)` for each failed call and send back the
+ * decision's `message`; `success(tool)` resets the tool. Identical failures escalate after
+ * `escalateAfter` (3) and trip after `tripAfter` (5).
+ */
 export function createLoopGuard(options: LoopGuardOptions = {}): LoopGuard {
   const escalateAfter = Math.max(1, options.escalateAfter ?? 3);
   const tripAfter = Math.max(escalateAfter, options.tripAfter ?? 5);

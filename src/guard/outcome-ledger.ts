@@ -17,6 +17,7 @@ export interface OutcomeEntry {
   sequence: number;
 }
 
+/** Options of `createOutcomeLedger`: how a target becomes a key, and the footer's heading. */
 export interface OutcomeLedgerOptions {
   /** Maps a target to its identity key. Default: path normalization (see normalizePathKey). */
   normalizeKey?: (target: string) => string;
@@ -24,6 +25,7 @@ export interface OutcomeLedgerOptions {
   heading?: string;
 }
 
+/** One outcome to record: which tool acted on which target, whether it worked, and why not. */
 export interface RecordInput {
   tool: string;
   target: string;
@@ -32,6 +34,7 @@ export interface RecordInput {
   callId?: string;
 }
 
+/** The outcomes of one turn's mutating calls per target; created by `createOutcomeLedger`. */
 export interface OutcomeLedger {
   record(input: RecordInput): OutcomeEntry;
   /** Every entry, in order. */
@@ -46,6 +49,10 @@ export interface OutcomeLedger {
   clear(): void;
 }
 
+/**
+ * Creates an outcome ledger: record each mutating call's outcome on its target, then `footer()`
+ * lists the targets whose latest attempt failed, to tell the model plainly what did NOT change.
+ */
 export function createOutcomeLedger(options: OutcomeLedgerOptions = {}): OutcomeLedger {
   const normalize = options.normalizeKey ?? normalizePathKey;
   const heading = options.heading ?? "Files NOT modified this turn";

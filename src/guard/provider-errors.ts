@@ -11,6 +11,10 @@
 import type { FaultCode, RepairPolicy } from "../history/pairing.js";
 import type { SchemaTarget } from "../schema/targets/types.js";
 
+/**
+ * What to do about a provider error: repair the history, sanitize the schemas, retry after a delay,
+ * reduce the context, or fail; with the details each action needs.
+ */
 export type Recovery =
   /**
    * Run `repairHistory` with `policy` merged into yours and resend. `faults` are the check codes
@@ -26,6 +30,10 @@ export type Recovery =
   /** Resending cannot help. */
   | { action: "fail" };
 
+/**
+ * Why the provider rejected a request, as one stable code (`tool_result_missing`,
+ * `tool_id_invalid`, `schema_rejected`, `rate_limit`, `context_overflow`…).
+ */
 export type ProviderErrorReason =
   | "tool_result_missing"
   | "tool_result_orphan"
@@ -61,6 +69,10 @@ export type ProviderErrorReason =
   | "invalid_request"
   | "unknown";
 
+/**
+ * The result of `classifyProviderError`: the reason, the recovery, whether a retry can succeed, and
+ * the message it was decided on.
+ */
 export interface ProviderErrorClassification {
   reason: ProviderErrorReason;
   recovery: Recovery;
@@ -77,6 +89,7 @@ export interface ProviderErrorClassification {
   rule: string;
 }
 
+/** Options of `classifyProviderError`: the response headers (for `retry-after`) and the current time. */
 export interface ClassifyOptions {
   /** Response headers (`retry-after`, `retry-after-ms`). */
   headers?: Headers | Record<string, string | string[] | undefined>;

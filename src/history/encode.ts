@@ -15,6 +15,7 @@ import {
   type ToolResultPart,
 } from "./model.js";
 
+/** Options of `encodeTurn`, chiefly what to send for calls whose arguments are unusable. */
 export interface EncodeTurnOptions {
   /**
    * What to send for a call whose arguments are truncated or invalid (`arguments: null`). Its raw
@@ -26,6 +27,10 @@ export interface EncodeTurnOptions {
   invalidCalls?: "placeholder" | "drop";
 }
 
+/**
+ * A decoded turn in a history format: the assistant message(s), and error results for the calls
+ * that must not run.
+ */
 export interface EncodedTurn {
   /** The assistant turn in the target format: one message, or for Responses one item per part. */
   messages: unknown[];
@@ -186,6 +191,10 @@ export interface AdaptOptions {
   sameProvider: boolean;
 }
 
+/**
+ * Neutral messages adapted to another format: what was kept, the lifted-out system text, and notes
+ * on what was left out.
+ */
 export interface Adapted {
   messages: Message[];
   /** System text lifted out of the messages, for formats that take it as a separate field. */

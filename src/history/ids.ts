@@ -19,12 +19,15 @@ import type { HistoryFormat } from "./model.js";
  * - `none`: any non-empty id.
  */
 export const ID_RULES = ["anthropic", "openai", "bedrock", "kimi", "mistral", "none"] as const;
+/** A tool-call id rule: which ids a target accepts and how a replacement id is minted. */
 export type IdRule = (typeof ID_RULES)[number];
 
+/** True when `value` names an id rule (`ID_RULES`). */
 export function isIdRule(value: unknown): value is IdRule {
   return typeof value === "string" && (ID_RULES as readonly string[]).includes(value);
 }
 
+/** The id rule of a history format's own provider. */
 export function defaultIdRule(format: HistoryFormat): IdRule {
   switch (format) {
     case "anthropic":
@@ -38,6 +41,7 @@ export function defaultIdRule(format: HistoryFormat): IdRule {
   }
 }
 
+/** What a minted id may depend on: the tool's name and the call's position in the history. */
 export interface IdContext {
   /** Name of the called tool (Kimi ids embed it). */
   name: string;

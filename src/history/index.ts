@@ -18,6 +18,7 @@ import * as bedrock from "./formats/bedrock.js";
 import * as gemini from "./formats/gemini.js";
 import * as openaiChat from "./formats/openai-chat.js";
 import * as openaiResponses from "./formats/openai-responses.js";
+import { ToolwireError } from "../errors.js";
 
 export { HISTORY_FORMATS, INVALID_ARGUMENTS_KEY, isHistoryFormat, readInvalidArgumentsPlaceholder } from "./model.js";
 export type { CallError, HistoryFormat, Message, OpaquePart, Part, ReasoningPart, ResultContent, Role, TextPart, ToolCallPart, ToolResultPart } from "./model.js";
@@ -54,7 +55,7 @@ const FORMATS: Record<HistoryFormat, FormatModule> = {
 };
 
 function list(messages: readonly unknown[]): readonly unknown[] {
-  if (!Array.isArray(messages)) throw new TypeError("a history is a list of messages");
+  if (!Array.isArray(messages)) throw new ToolwireError("invalid_history", "a history is a list of messages");
   return messages;
 }
 
@@ -73,6 +74,10 @@ export function checkHistory(messages: readonly unknown[], format: HistoryFormat
   return checkMessages(toNeutral(messages, format), format, options);
 }
 
+/**
+ * The result of `repairHistory`: the repaired messages, every edit made, the id replacements and
+ * the faults left on purpose.
+ */
 export interface RepairResult {
   /** The repaired history in the same format. Messages the repair did not touch are copies of the input's. */
   messages: unknown[];
@@ -98,6 +103,10 @@ export function repairHistory(messages: readonly unknown[], format: HistoryForma
   return { messages: output, edits: outcome.edits, idMap: outcome.idMap, remaining: checkHistory(output, format, policy) };
 }
 
+/**
+ * The result of `convertHistory`: a repaired history in the target format, plus the system text
+ * lifted out and notes on what had no equivalent.
+ */
 export interface ConvertResult extends RepairResult {
   /** System text lifted out of the messages, for formats that take it as a separate request field. */
   system: string | null;

@@ -10,9 +10,12 @@
 import type { ToolCallErrorCode } from "../types.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 
+/** The history formats toolwire reads, checks, repairs and writes. */
 export const HISTORY_FORMATS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock"] as const;
+/** One of `HISTORY_FORMATS`. */
 export type HistoryFormat = (typeof HISTORY_FORMATS)[number];
 
+/** True when `value` is one of `HISTORY_FORMATS`. */
 export function isHistoryFormat(value: unknown): value is HistoryFormat {
   return typeof value === "string" && (HISTORY_FORMATS as readonly string[]).includes(value);
 }
@@ -20,6 +23,7 @@ export function isHistoryFormat(value: unknown): value is HistoryFormat {
 /** `tool` messages hold tool results only (OpenAI `tool` messages, Responses `function_call_output` items). */
 export type Role = "system" | "user" | "assistant" | "tool";
 
+/** Neutral text content of a message. */
 export interface TextPart {
   type: "text";
   text: string;
@@ -43,12 +47,14 @@ export interface ReasoningPart {
   native?: Record<string, unknown>;
 }
 
+/** Why a call's arguments are unusable, as carried into a history (the decoder's `ToolCall.error`). */
 export interface CallError {
   code: ToolCallErrorCode;
   /** Written for the model: what was wrong and what to do. */
   message: string;
 }
 
+/** Neutral tool call of an assistant message. */
 export interface ToolCallPart {
   type: "tool_call";
   id: string;
@@ -74,12 +80,14 @@ export interface ToolCallPart {
   native?: Record<string, unknown>;
 }
 
+/** One block of a tool result's content: text, a JSON value, or a provider block kept as it came. */
 export type ResultContent =
   | { type: "text"; text: string; native?: Record<string, unknown> }
   | { type: "json"; value: unknown }
   /** Images, documents and other blocks, kept in their provider form. */
   | { type: "opaque"; value: unknown };
 
+/** Neutral tool result, paired to its call by `callId`. */
 export interface ToolResultPart {
   type: "tool_result";
   callId: string;
@@ -100,8 +108,10 @@ export interface OpaquePart {
   value: unknown;
 }
 
+/** Any part of a neutral message. */
 export type Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | OpaquePart;
 
+/** A message in the neutral history model every format is read into and written from. */
 export interface Message {
   role: Role;
   parts: Part[];
@@ -175,6 +185,10 @@ export function invalidArgumentsPlaceholder(error: CallError): Record<string, un
   return { [INVALID_ARGUMENTS_KEY]: { code: error.code, message: error.message } };
 }
 
+/**
+ * The `CallError` held by an invalid-arguments placeholder (`{"toolwire_invalid_arguments": {code,
+ * message}}`), or null when `value` is not exactly such a placeholder.
+ */
 export function readInvalidArgumentsPlaceholder(value: unknown): CallError | null {
   if (!isRecord(value)) return null;
   const keys = Object.keys(value);

@@ -26,6 +26,7 @@ import {
 import { defaultIdRule, emptyIdMap, idProblem, mintId, type IdMap, type IdRule } from "./ids.js";
 import { droppedCallNote, errorResult, invalidCallResult } from "./encode.js";
 
+/** Every fault `checkHistory` reports, as codes. */
 export const FAULT_CODES = [
   "malformed_message",
   "missing_result",
@@ -53,8 +54,10 @@ export const FAULT_CODES = [
   "roles_not_alternating",
   "first_message_not_user",
 ] as const;
+/** One of `FAULT_CODES`. */
 export type FaultCode = (typeof FAULT_CODES)[number];
 
+/** A problem in a history that would make the provider reject it, located by message (and block) index. */
 export interface Fault {
   code: FaultCode;
   /** Index of the message (Responses: input item) the fault is in. */
@@ -68,6 +71,7 @@ export interface Fault {
   related?: number;
 }
 
+/** Every edit `repairHistory` makes, as codes. */
 export const EDIT_CODES = [
   "message_dropped",
   "call_dropped",
@@ -91,8 +95,10 @@ export const EDIT_CODES = [
   "messages_merged",
   "user_turn_inserted",
 ] as const;
+/** One of `EDIT_CODES`. */
 export type EditCode = (typeof EDIT_CODES)[number];
 
+/** One change `repairHistory` made, located by the index of the input message it concerns. */
 export interface Edit {
   code: EditCode;
   /** Index in the input history of the message the edit concerns. */
@@ -102,6 +108,7 @@ export interface Edit {
   message: string;
 }
 
+/** Options of the history check: the target's id rule and whether the request enables thinking. */
 export interface HistoryOptions {
   /**
    * Id rule of the target behind the format; defaults to the format's own (see `defaultIdRule`).
@@ -115,6 +122,7 @@ export interface HistoryOptions {
   thinking?: "auto" | "on" | "off";
 }
 
+/** How `repairHistory` fixes each kind of fault (the defaults never invent a success). */
 export interface RepairPolicy extends HistoryOptions {
   /** A call with no result: pair it with an error result (default), or remove the call. */
   danglingCalls?: "insert_error_result" | "drop_call";
@@ -137,6 +145,7 @@ export interface RepairPolicy extends HistoryOptions {
   stripReasoning?: boolean;
 }
 
+/** The error result text inserted for a call that has no result. */
 export const DANGLING_RESULT_TEXT =
   "No result was recorded for this call: the run was interrupted before the tool returned. The tool may or may not have run; check its effects before calling it again.";
 
@@ -311,6 +320,7 @@ function misprefixedItemId(call: ToolCallPart): boolean {
 // ---------------------------------------------------------------------------------------------
 // Check
 
+/** `checkHistory` on neutral messages: every fault that would make `format` reject them, in message order. */
 export function checkMessages(messages: readonly Message[], format: HistoryFormat, options: HistoryOptions = {}): Fault[] {
   const faults: Fault[] = [];
   const add = (code: FaultCode, index: number, ids: string[], message: string, extra: Partial<Fault> = {}) =>
@@ -478,6 +488,10 @@ function runHasReasoning(messages: readonly Message[], index: number): boolean {
 // ---------------------------------------------------------------------------------------------
 // Repair
 
+/**
+ * The result of `repairMessages`: repaired neutral messages, where each came from, the edits, id
+ * replacements and faults left in place.
+ */
 export interface RepairOutcome {
   messages: Message[];
   /** For each output message, the input index it came from, or null for an inserted message. */
@@ -495,6 +509,7 @@ interface Slot {
   near: number;
 }
 
+/** `repairHistory` on neutral messages; messages without faults come back unchanged, with no edits. */
 export function repairMessages(input: readonly Message[], format: HistoryFormat, policy: RepairPolicy = {}): RepairOutcome {
   if (checkMessages(input, format, policy).length === 0 && !(policy.stripReasoning && input.some(holdsVerifiedState))) {
     return { messages: input.map((message) => clone(message)), origins: input.map((_, index) => index), edits: [], idMap: emptyIdMap(), remaining: [] };

@@ -1,3 +1,5 @@
+import { ToolwireError } from "../errors.js";
+
 import type { RecordedStream } from "../framing/records.js";
 import type { ProviderName } from "../types.js";
 
@@ -9,15 +11,17 @@ export type ImportErrorCode =
   /** A compressed body: the core has no zlib, so it cannot be read here. */
   | "compressed";
 
-export class ImportError extends Error {
+/** An upstream fixture that cannot be imported; `code` says why. */
+export class ImportError extends ToolwireError {
+  declare readonly code: ImportErrorCode;
+
   constructor(
     message: string,
-    readonly code: ImportErrorCode,
+    code: ImportErrorCode,
     /** The file name the error is about, as given to importFile. */
     readonly file: string,
   ) {
-    super(`${file}: ${message}`);
-    this.name = "ImportError";
+    super(code, `${file}: ${message}`);
   }
 }
 

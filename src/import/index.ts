@@ -9,6 +9,7 @@ import { jsonLinesToEvents } from "./json-lines.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { splitConcatenatedMessages } from "./split-messages.js";
+import { UnsupportedProviderError } from "../providers/registry.js";
 
 export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
 export { providerFromUrl } from "./http.js";
@@ -102,7 +103,7 @@ function recordsOf(text: string, name: string): RecordedStream[] {
 
 export function importFile(name: string, bytes: Uint8Array, options: ImportOptions = {}): ImportResult {
   if (options.provider !== undefined && !isProviderName(options.provider)) {
-    throw new TypeError(`unknown provider ${JSON.stringify(options.provider)}`);
+    throw new UnsupportedProviderError(String(options.provider));
   }
   if (startsWithBytes(bytes, GZIP_MAGIC)) {
     throw new ImportError("the file is gzip-compressed; toolwire's core has no decompressor. Decompress it first (gunzip).", "compressed", name);

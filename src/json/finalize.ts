@@ -20,6 +20,10 @@ export interface ArgumentSources {
   final?: { value: unknown } | { text: string };
 }
 
+/**
+ * What `finalizeArguments` knows about a call besides its sources: tool name, whether it completed,
+ * how the protocol marks "no arguments", limits and earlier repairs.
+ */
 export interface FinalizeContext {
   toolName: string;
   /** False when the provider never sent the call's end marker. */
@@ -35,6 +39,10 @@ export interface FinalizeContext {
   noRepair?: boolean;
 }
 
+/**
+ * A finalized call's arguments (or null), the source that won, the repairs applied, the error and
+ * diagnostics.
+ */
 export interface FinalizeResult {
   arguments: Record<string, unknown> | null;
   rawArguments: string;
@@ -92,6 +100,11 @@ export function exceedsDepth(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * Applies the argument precedence (README "Argument precedence") to one call's sources: the first
+ * source that parses as one object wins, shapes are classified before any repair, and only complete
+ * calls are repaired.
+ */
 export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
   const result = decide(sources, ctx);
   if (result.arguments && ctx.maxDepth !== undefined) {

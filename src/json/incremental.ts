@@ -142,6 +142,11 @@ function setMember(frame: Frame, value: unknown): void {
   }
 }
 
+/**
+ * Incremental, resumable JSON parser: `push` fragments, read the partial `value` at any time; each
+ * push costs time proportional to the fragment. Accepts exactly what `JSON.parse` accepts and
+ * reports the position of the first syntax error.
+ */
 export class IncrementalJsonParser {
   private readonly maxDepth: number;
   private readonly multiple: boolean;

@@ -2,6 +2,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 
+/** Options of `fileSink`. */
 export interface FileSinkOptions {
   /** Add to the end of an existing file (several turns, one file) instead of replacing it. */
   append?: boolean;

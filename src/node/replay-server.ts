@@ -6,6 +6,7 @@ import { encodeEventStreamMessage, type EventStreamHeaderValue } from "../framin
 import { parseRecords } from "../framing/records.js";
 import { detectProvider } from "../providers/detect.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * A loopback HTTP server that plays recorded streams back as the provider would send them, so
@@ -40,10 +41,10 @@ export interface ReplayStream {
   times?: (number | undefined)[];
 }
 
-export class ReplayLoadError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ReplayLoadError";
+/** Recorded streams that cannot be served: a missing or unreadable path, a file that does not parse (code `replay_load_failed`). */
+export class ReplayLoadError extends ToolwireError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("replay_load_failed", message, options);
   }
 }
 
@@ -97,6 +98,7 @@ export async function loadReplayStreams(paths: readonly string[], options: { cwd
   return streams;
 }
 
+/** Options of `createReplayHandler`: default pacing and a hook called for each served request. */
 export interface ReplayHandlerOptions {
   /** Default pacing factor for every response; off when absent. */
   pace?: number;
@@ -104,12 +106,14 @@ export interface ReplayHandlerOptions {
   onServe?: (info: { provider: ProviderName; key: string; path: string }) => void;
 }
 
+/** Options of `startReplayServer`: the streams to serve, the port and the handler options. */
 export interface ReplayServerOptions extends ReplayHandlerOptions {
   streams: readonly ReplayStream[];
   /** 0 (the default) picks a free port. */
   port?: number;
 }
 
+/** A running replay server on 127.0.0.1 (from `startReplayServer`). */
 export interface ReplayServer {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
@@ -243,7 +247,7 @@ async function readBody(req: IncomingMessage, limit = 16 * 1024 * 1024): Promise
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new Error("request body too large");
+    if (size > limit) throw new ToolwireError("body_too_large", `request body larger than ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");

@@ -1,5 +1,6 @@
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { isPlainObject } from "../json/equal.js";
+import { ToolwireError } from "../errors.js";
 
 /** Recognizes a provider from the shape of its payloads, for recorded files that do not say. */
 
@@ -36,13 +37,16 @@ function vote(event: ProviderEvent): ProviderName | null {
   return null;
 }
 
-export class ProviderDetectionError extends Error {
+/**
+ * The provider cannot be told from the events: none of them looks like any provider's
+ * (code `provider_not_recognized`, no candidates), or they match several (`provider_ambiguous`).
+ */
+export class ProviderDetectionError extends ToolwireError {
   constructor(
     message: string,
     readonly candidates: ProviderName[],
   ) {
-    super(message);
-    this.name = "ProviderDetectionError";
+    super(candidates.length === 0 ? "provider_not_recognized" : "provider_ambiguous", message);
   }
 }
 

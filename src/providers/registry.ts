@@ -6,6 +6,7 @@ import { ollamaCodec } from "./ollama.js";
 import { openaiChatCodec } from "./openai-chat.js";
 import { openaiResponsesCodec } from "./openai-responses.js";
 import { wrapCodec, type CodecFactory, type StreamingDecoder } from "./codec.js";
+import { ToolwireError } from "../errors.js";
 
 /** One codec per provider; providers not yet implemented are absent and rejected by name. */
 const CODECS: Partial<Record<ProviderName, CodecFactory>> = {
@@ -17,13 +18,14 @@ const CODECS: Partial<Record<ProviderName, CodecFactory>> = {
   ollama: ollamaCodec,
 };
 
-export class UnsupportedProviderError extends Error {
+/** A provider name toolwire has no decoder for (code `unsupported_provider`). */
+export class UnsupportedProviderError extends ToolwireError {
   constructor(readonly provider: string) {
-    super(`No decoder for provider '${provider}'. Supported: ${supportedProviders().join(", ")}.`);
-    this.name = "UnsupportedProviderError";
+    super("unsupported_provider", `No decoder for provider '${provider}'. Supported: ${supportedProviders().join(", ")}.`);
   }
 }
 
+/** The providers that have a decoder. */
 export function supportedProviders(): ProviderName[] {
   return Object.keys(CODECS) as ProviderName[];
 }

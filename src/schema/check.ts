@@ -15,8 +15,13 @@ export interface SchemaProblem {
   fixable: boolean;
 }
 
+/** A schema target or one of its aliases (`claude`, `vertex`…), case-insensitive. */
 export type TargetName = SchemaTarget | (string & {});
 
+/**
+ * What in `schema` the target would reject or silently ignore, without changing it;
+ * `sanitizeSchema` fixes what is fixable.
+ */
 export function checkSchema(schema: unknown, target: TargetName): SchemaProblem[] {
   const def = resolveTarget(target);
   if (!isSchemaNode(schema)) {

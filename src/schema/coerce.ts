@@ -21,6 +21,7 @@ import {
 
 export type CoercionKind = "number" | "boolean" | "null" | "json" | "array";
 
+/** One coercion applied to the arguments: where, which kind, and the value before and after. */
 export interface Coercion {
   path: Array<string | number>;
   kind: CoercionKind;
@@ -33,6 +34,12 @@ const NUMERIC = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 const MAX_DEPTH = 64;
 
+/**
+ * Schema-guided coercion of values models send in the wrong JSON type (`"5"` for 5, `"true"`,
+ * `"null"`, an object as a JSON string, one value where a list is expected). A value changes only
+ * where the schema rejects its type and accepts the coerced one; the input is never mutated and
+ * every change is listed.
+ */
 export function coerceArguments(
   schema: Schema,
   value: unknown,

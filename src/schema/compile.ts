@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformNodes, type Schema, type SchemaNode } from "./json-schema.js";
+import { ToolwireError } from "../errors.js";
 
 /**
  * One ajv (draft 2020-12) compilation per schema, cached twice: by object identity (WeakMap, the
@@ -7,13 +8,14 @@ import { declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformN
  * (schemas rebuilt per request, e.g. from MCP listings). Treat a schema as immutable once used.
  */
 
-export class SchemaCompileError extends Error {
+/** A schema the validator cannot compile (code `invalid_schema`); the schema is kept on the error. */
+export class SchemaCompileError extends ToolwireError {
   constructor(
     message: string,
     readonly schema: unknown,
+    options?: { cause?: unknown },
   ) {
-    super(message);
-    this.name = "SchemaCompileError";
+    super("invalid_schema", message, options);
   }
 }
 
@@ -75,7 +77,7 @@ function compileFresh(original: Schema): ValidateFunction {
   try {
     return instance.compile(schema as SchemaNode);
   } catch (error) {
-    throw new SchemaCompileError(`Invalid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, schema);
+    throw new SchemaCompileError(`Invalid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, schema, { cause: error });
   }
 }
 

@@ -36,6 +36,10 @@ export interface RenderOptions {
   coercions?: Coercion[];
 }
 
+/**
+ * The message for the model listing every validation issue, with required fields and an example
+ * where they help.
+ */
 export function renderValidationMessage(issues: ValidationIssue[], options: RenderOptions = {}): string {
   const head = options.toolName ? `Invalid arguments for tool '${options.toolName}':` : "Invalid arguments:";
   const lines = [head];

@@ -1,3 +1,5 @@
+import { ToolwireError } from "../errors.js";
+
 /**
  * Shared vocabulary for walking JSON Schema documents: which keywords hold subschemas, which
  * hold opaque data, JSON pointers, stable serialization and local `$ref` resolution.
@@ -5,7 +7,9 @@
  */
 
 export type SchemaNode = Record<string, unknown>;
+/** A JSON Schema (2020-12): an object or a boolean. */
 export type Schema = boolean | SchemaNode;
+/** The JSON Schema type names. */
 export type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "array" | "object";
 
 export const JSON_TYPES: readonly JsonType[] = ["string", "number", "integer", "boolean", "null", "array", "object"];
@@ -67,7 +71,7 @@ export function stableStringify(value: unknown): string {
   const write = (v: unknown): string => {
     if (v === undefined) return "null";
     if (typeof v !== "object" || v === null) return JSON.stringify(v) ?? "null";
-    if (seen.has(v)) throw new TypeError("Cannot serialize a cyclic structure");
+    if (seen.has(v)) throw new ToolwireError("cyclic_value", "cannot serialize a cyclic structure");
     seen.add(v);
     let out: string;
     if (Array.isArray(v)) {

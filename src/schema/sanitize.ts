@@ -26,6 +26,10 @@ export interface SchemaChange {
   message: string;
 }
 
+/**
+ * The result of `sanitizeSchema`: the schema to send, every change made, what is still wrong, and
+ * the map `restoreToolArguments` uses on the way back.
+ */
 export interface SanitizeResult {
   target: SchemaTarget;
   schema: SchemaNode;
@@ -37,6 +41,11 @@ export interface SanitizeResult {
 
 const MAX_PASSES = 4;
 
+/**
+ * Rewrites a tool schema so that `target` accepts it, moving what it cannot express into
+ * descriptions; each change is listed, and `restoreToolArguments` maps the model's arguments back
+ * to the original schema.
+ */
 export function sanitizeSchema(schema: unknown, target: TargetName): SanitizeResult {
   const def = resolveTarget(target);
   const changes: SchemaChange[] = [];

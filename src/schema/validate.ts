@@ -21,6 +21,7 @@ import {
 
 export type PathSegment = string | number;
 
+/** The kind of a validation issue (missing field, wrong type, unknown field, pattern…). */
 export type IssueCode =
   | "missing"
   | "type"
@@ -41,6 +42,7 @@ export type IssueCode =
   | "not_allowed"
   | "other";
 
+/** One way the arguments fail the schema, located by path, with a one-line message for the model. */
 export interface ValidationIssue {
   code: IssueCode;
   /** Location in the arguments (property names and array indexes). Empty for the root. */
@@ -57,6 +59,7 @@ export interface ValidationIssue {
   children?: ValidationIssue[];
 }
 
+/** Options of `validateArguments`: coercion, and the tool name used in the message. */
 export interface ValidateOptions {
   /**
    * Schema-guided coercion tried only when the arguments are invalid as sent: `true` for every
@@ -67,6 +70,10 @@ export interface ValidateOptions {
   toolName?: string;
 }
 
+/**
+ * The result of `validateArguments`: valid or not, the (possibly coerced) value, the issues and a
+ * message written for the model.
+ */
 export interface ValidationResult {
   valid: boolean;
   /** The arguments after coercion (the input itself when nothing was coerced). Never the input mutated. */
@@ -81,6 +88,11 @@ export type { Coercion, CoercionKind };
 
 const ALL_COERCIONS: readonly CoercionKind[] = ["number", "boolean", "null", "json", "array"];
 
+/**
+ * Validates tool arguments against a JSON Schema (2020-12, via ajv; compiled schemas are cached).
+ * When invalid, optional coercion is tried first; the result's message tells the model what was
+ * wrong and what a valid call looks like.
+ */
 export function validateArguments(schema: Schema, args: unknown, options: ValidateOptions = {}): ValidationResult {
   const { validate } = compileSchema(schema);
   const passes = (v: unknown): boolean => validate(v) === true;
@@ -478,6 +490,7 @@ function joinOr(items: string[]): string {
   return `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
 }
 
+/** A value as a validation message names it: its JSON type and a short preview. */
 export function describeReceived(value: unknown): string {
   const type = jsonTypeOf(value);
   if (type === "null") return "null";

@@ -66,6 +66,7 @@ export interface BranchMap {
   outSchema?: unknown;
 }
 
+/** One rewrite stage of a sanitized schema, recorded so that arguments can be mapped back through it. */
 export interface ValueMapStage {
   rule: string;
   root: ValueMapNode;

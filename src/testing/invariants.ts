@@ -4,7 +4,7 @@ import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
-import { expectedCallId, type TurnSpec } from "./generators.js";
+import { expectedCallId, type TurnSpec } from "./spec.js";
 import { firstDifference, walkContainers } from "./values.js";
 
 /**
@@ -49,6 +49,7 @@ export type PropertyName =
   /** Decoding within configured limits: calls per turn, argument size and depth, turn size. */
   | "limits_respected";
 
+/** A violated property, with a signature that groups violations of the same bug. */
 export interface Violation {
   property: PropertyName;
   message: string;
@@ -63,6 +64,10 @@ function violation(property: PropertyName, message: string, detail = ""): Violat
 // ---------------------------------------------------------------------------------------------
 // Decoding without letting anything escape.
 
+/**
+ * The outcome of decoding one stream without letting anything escape: the turn, every event, and
+ * what was thrown.
+ */
 export interface DecodeRun {
   turn: DecodedTurn | null;
   /** Every CodecEvent in order, the trailing ones of `end` included. */
@@ -75,6 +80,7 @@ function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+/** Decodes parsed events with `createDecoder`, catching anything thrown (which is itself a violation). */
 export function decodeEventsSafely(provider: ProviderName, events: readonly ProviderEvent[], options: DecoderOptions = {}): DecodeRun {
   const out: CodecEvent[] = [];
   let decoder;
@@ -98,6 +104,7 @@ export function decodeEventsSafely(provider: ProviderName, events: readonly Prov
   }
 }
 
+/** Decodes byte chunks with `createByteDecoder`, catching anything thrown (which is itself a violation). */
 export function decodeBytesSafely(provider: ProviderName, chunks: readonly Uint8Array[], options: ByteDecoderOptions = {}): DecodeRun {
   const out: CodecEvent[] = [];
   let decoder;
@@ -133,6 +140,7 @@ function allCalls(turn: DecodedTurn): Array<{ call: ToolCall; kind: "client" | "
 
 const KNOWN_ERRORS = new Set(["invalid_json", "truncated", "not_object", "too_large", "too_deep"]);
 
+/** Every call is settled: an object with a source, or null arguments with an error; never half of each. */
 export function checkCallsSettled(turn: DecodedTurn): Violation[] {
   const found: Violation[] = [];
   for (const { call, kind, position } of allCalls(turn)) {
@@ -153,6 +161,7 @@ export function checkCallsSettled(turn: DecodedTurn): Violation[] {
   return found;
 }
 
+/** No `internal_error` diagnostic: nothing failed inside a decoder. */
 export function checkInternalErrors(turn: DecodedTurn): Violation[] {
   return turn.diagnostics
     .filter((d) => d.code === "internal_error")
@@ -167,6 +176,10 @@ function normalize(message: string): string {
     .slice(0, 160);
 }
 
+/**
+ * Events come in a legal order: a call starts before its deltas and ends once, the finish event is
+ * last and holds the turn.
+ */
 export function checkEventOrder(events: readonly CodecEvent[], turn: DecodedTurn): Violation[] {
   const found: Violation[] = [];
   const bad = (message: string, detail: string): void => void found.push(violation("event_order", message, detail));
@@ -218,6 +231,7 @@ export function checkEventOrder(events: readonly CodecEvent[], turn: DecodedTurn
   return found;
 }
 
+/** The text and reasoning deltas add up to the turn's text and reasoning. */
 export function checkTextConsistent(events: readonly CodecEvent[], turn: DecodedTurn): Violation[] {
   // A restarted message drops what came before; the deltas cannot be matched then.
   if (turn.diagnostics.some((d) => d.code === "message_restarted")) return [];
@@ -269,6 +283,7 @@ function checkPlainValue(value: unknown, what: string, found: Violation[]): void
   });
 }
 
+/** Arguments, provider fields and previews are plain data, and no prototype was polluted. */
 export function checkPlainData(turn: DecodedTurn, events: readonly CodecEvent[] = []): Violation[] {
   const found: Violation[] = [];
   for (const { call, kind, position } of allCalls(turn)) {
@@ -282,6 +297,7 @@ export function checkPlainData(turn: DecodedTurn, events: readonly CodecEvent[] 
   return found;
 }
 
+/** The turn serializes with `JSON.stringify`. */
 export function checkSerializable(turn: DecodedTurn): Violation[] {
   try {
     JSON.stringify(turn);
@@ -291,6 +307,7 @@ export function checkSerializable(turn: DecodedTurn): Violation[] {
   }
 }
 
+/** The turn respects the decoder limits it was decoded with. */
 export function checkLimits(turn: DecodedTurn, limits: DecoderLimits | undefined): Violation[] {
   const resolved = resolveLimits(limits);
   const found: Violation[] = [];
@@ -311,6 +328,7 @@ export function checkLimits(turn: DecodedTurn, limits: DecoderLimits | undefined
   return found;
 }
 
+/** Options of `checkRun`. */
 export interface RunCheckOptions {
   limits?: DecoderLimits;
 }
@@ -347,6 +365,7 @@ function eventsWithoutPreviews(events: readonly CodecEvent[]): unknown[] {
   return events.map((event) => (event.type === "tool_call_delta" ? { ...event, preview: undefined } : event));
 }
 
+/** Decoding the same events twice gives the same turn and the same events. */
 export function checkDeterministic(first: DecodeRun, second: DecodeRun): Violation[] {
   const found = compareTurns("deterministic", first, second, "decoding the same events twice");
   if (found.length === 0 && first.turn && second.turn) {

@@ -1,4 +1,3 @@
-import fc from "fast-check";
 import type { FramingName } from "../framing/framer.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { argumentDelta, keepAliveEvents, rewriteArguments, strangeEvents, withArgumentDelta, type ArgumentSiteKind } from "./shapes.js";
@@ -13,8 +12,10 @@ import { encodeWire, framingsFor, multibyteCutPoints, splitBytes, type LineEndin
 
 export type HostileKind = "deep" | "proto" | "wide" | "long_string" | "bad_escape" | "not_object";
 
+/** Every kind of hostile argument value a plan can inject. */
 export const HOSTILE_KINDS: readonly HostileKind[] = ["deep", "proto", "wide", "long_string", "bad_escape", "not_object"];
 
+/** One change to a stream's events, as JSON data; positions are taken modulo the stream's length. */
 export type EventMutation =
   /** Re-cut every run of one call's argument fragments at the given sizes (cycled). */
   | { op: "refragment"; sizes: number[] }
@@ -31,6 +32,10 @@ export type EventMutation =
   /** Keep only the first `at` events (modulo length + 1). */
   | { op: "truncate"; at: number };
 
+/**
+ * How the events become bytes: framing freedoms (line endings, keep-alives, field order, cuts) and
+ * damage (invalid UTF-8, flipped bits, truncation).
+ */
 export interface ByteMutation {
   /** Index into `framingsFor(provider)`. */
   framing: number;
@@ -47,6 +52,7 @@ export interface ByteMutation {
   multilineData?: boolean;
 }
 
+/** A whole mutation plan: event mutations, byte plan, previews on or off, and the limits to decode with. */
 export interface MutationPlan {
   events: EventMutation[];
   bytes: ByteMutation;
@@ -58,6 +64,7 @@ export interface MutationPlan {
 /** Limits used by `limits: "small"` plans: ordinary streams reach every one of them. */
 export const SMALL_LIMITS = { maxArgumentChars: 2000, maxDepth: 16, maxCallsPerTurn: 2, maxTurnChars: 20_000, maxLineChars: 6000 } as const;
 
+/** The limits a plan decodes with (`SMALL_LIMITS` for `limits: "small"`). */
 export function limitsFor(plan: Pick<MutationPlan, "limits">): typeof SMALL_LIMITS | undefined {
   return plan.limits === "small" ? SMALL_LIMITS : undefined;
 }
@@ -102,6 +109,10 @@ function cut(text: string, sizes: readonly number[]): string[] {
   return out;
 }
 
+/**
+ * Re-cuts each run of argument fragments at the given sizes (cycled): the same arguments in
+ * different deltas.
+ */
 export function refragment(provider: ProviderName, events: readonly ProviderEvent[], sizes: readonly number[]): ProviderEvent[] {
   const runs = deltaRuns(provider, events);
   if (runs.length === 0 || sizes.length === 0) return [...events];
@@ -208,6 +219,7 @@ function plantHostile(provider: ProviderName, events: readonly ProviderEvent[], 
   return out;
 }
 
+/** Applies one event mutation; never changes the input array. */
 export function applyEventMutation(provider: ProviderName, events: readonly ProviderEvent[], mutation: EventMutation): ProviderEvent[] {
   const n = events.length;
   switch (mutation.op) {
@@ -244,6 +256,7 @@ export function applyEventMutation(provider: ProviderName, events: readonly Prov
   }
 }
 
+/** Applies event mutations in order. */
 export function applyEventMutations(provider: ProviderName, events: readonly ProviderEvent[], mutations: readonly EventMutation[]): ProviderEvent[] {
   let out = [...events];
   for (const mutation of mutations) out = applyEventMutation(provider, out, mutation);
@@ -256,6 +269,7 @@ export function applyEventMutations(provider: ProviderName, events: readonly Pro
 /** Byte sequences no UTF-8 decoder may accept: stray continuation, overlong, surrogate, cut, out of range. */
 export const INVALID_UTF8: readonly (readonly number[])[] = [[0xff], [0x80], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xf4, 0x90, 0x80, 0x80], [0xfe, 0xff]];
 
+/** The framing a byte plan uses for `provider`. */
 export function framingOf(provider: ProviderName, bytes: Pick<ByteMutation, "framing">): FramingName {
   const options = framingsFor(provider);
   return options[bytes.framing % options.length] as FramingName;
@@ -293,80 +307,6 @@ export function applyByteMutation(provider: ProviderName, events: readonly Provi
   if (plan.truncate !== null) bytes = bytes.subarray(0, plan.truncate % (bytes.length + 1));
   const cuts = plan.multibyteCuts ? [...plan.cuts, ...multibyteCutPoints(bytes)] : plan.cuts;
   return { bytes, chunks: splitBytes(bytes, cuts) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Arbitraries.
-
-const position = fc.nat({ max: 100_000 });
-
-export function eventMutation(): fc.Arbitrary<EventMutation> {
-  return fc.oneof(
-    fc.record({ op: fc.constant("refragment" as const), sizes: fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 6 }) }),
-    fc.record({ op: fc.constant("interleave" as const), at: position }),
-    fc.record({ op: fc.constant("duplicate" as const), at: position, to: position }),
-    fc.record({ op: fc.constant("drop" as const), at: position }),
-    fc.record({ op: fc.constant("swap" as const), at: position }),
-    fc.record({ op: fc.constant("inject" as const), at: position, kind: fc.constantFrom("keepalive" as const, "strange" as const), pick: fc.nat({ max: 64 }) }),
-    fc.record({ op: fc.constant("hostile" as const), at: position, kind: fc.constantFrom(...HOSTILE_KINDS) }),
-    fc.record({ op: fc.constant("truncate" as const), at: position }),
-  );
-}
-
-const NO_BYTES: ByteMutation = { framing: 0, lineEnding: "lf", dataFirst: false, keepAlives: [], invalidUtf8: [], corrupt: [], truncate: null, cuts: [], multibyteCuts: false };
-
-/** Only the freedoms of the framing: line endings, keep-alives, field order, chunk boundaries. */
-export function benignBytes(): fc.Arbitrary<ByteMutation> {
-  return fc.record({
-    framing: fc.nat({ max: 3 }),
-    lineEnding: fc.constantFrom<LineEnding>("lf", "crlf", "cr"),
-    dataFirst: fc.boolean(),
-    keepAlives: fc.array(position, { maxLength: 4 }),
-    invalidUtf8: fc.constant([]),
-    corrupt: fc.constant([]),
-    truncate: fc.constant(null),
-    cuts: fc.array(fc.nat({ max: 1_000_000 }), { maxLength: 40 }),
-    multibyteCuts: fc.boolean(),
-    multilineData: fc.boolean(),
-  });
-}
-
-/** Freedoms plus damage: invalid UTF-8, flipped bits, a body cut short. */
-export function damagingBytes(): fc.Arbitrary<ByteMutation> {
-  return fc.record({
-    framing: fc.nat({ max: 3 }),
-    lineEnding: fc.constantFrom<LineEnding>("lf", "crlf", "cr"),
-    dataFirst: fc.boolean(),
-    keepAlives: fc.array(position, { maxLength: 3 }),
-    invalidUtf8: fc.array(fc.record({ at: fc.nat({ max: 1_000_000 }), bytes: fc.constantFrom(...INVALID_UTF8.map((b) => [...b])) }), { maxLength: 3 }),
-    corrupt: fc.array(fc.record({ at: fc.nat({ max: 1_000_000 }), xor: fc.integer({ min: 1, max: 255 }) }), { maxLength: 3 }),
-    truncate: fc.option(fc.nat({ max: 1_000_000 }), { nil: null, freq: 3 }),
-    cuts: fc.array(fc.nat({ max: 1_000_000 }), { maxLength: 20 }),
-    multibyteCuts: fc.boolean(),
-    multilineData: fc.boolean(),
-  });
-}
-
-const previews = fc.boolean();
-const limits = fc.constantFrom<"default" | "small">("default", "default", "default", "small");
-
-/**
- * Plans mixing focused ones (a single invariance-preserving change, checked against the unmutated
- * stream) with chaos (several mutations and damaged bytes, checked against the invariants only).
- */
-export function mutationPlan(): fc.Arbitrary<MutationPlan> {
-  const focused = (mutation: fc.Arbitrary<EventMutation>): fc.Arbitrary<MutationPlan> =>
-    fc.record({ events: mutation.map((m) => [m]), bytes: fc.constant(NO_BYTES), previews, limits: fc.constant<"default">("default") });
-  return fc.oneof(
-    { weight: 3, arbitrary: fc.record({ events: fc.array(eventMutation(), { maxLength: 4 }), bytes: damagingBytes(), previews, limits }) },
-    { weight: 2, arbitrary: fc.record({ events: fc.constant<EventMutation[]>([]), bytes: benignBytes(), previews, limits: fc.constant<"default">("default") }) },
-    { weight: 2, arbitrary: fc.record({ events: fc.constant<EventMutation[]>([]), bytes: damagingBytes(), previews, limits }) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("refragment" as const), sizes: fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 6 }) })) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("interleave" as const), at: position })) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("inject" as const), at: position, kind: fc.constant("keepalive" as const), pick: fc.nat({ max: 8 }) })) },
-    { weight: 2, arbitrary: focused(fc.record({ op: fc.constant("truncate" as const), at: position })) },
-    { weight: 1, arbitrary: focused(fc.record({ op: fc.constant("hostile" as const), at: position, kind: fc.constantFrom(...HOSTILE_KINDS) })) },
-  );
 }
 
 /** One line naming what a plan does, for reports and file headers. */

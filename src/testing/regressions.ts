@@ -1,8 +1,10 @@
+import { ToolwireError } from "../errors.js";
+
 import { parseRecords } from "../framing/records.js";
 import { isProviderName, type ProviderEvent, type ProviderName } from "../types.js";
 import { hashId } from "../util/hash.js";
-import { checkCase, type Finding, type MaterializedCase } from "./fuzz.js";
-import type { TurnSpec } from "./generators.js";
+import { checkCase, type Finding, type MaterializedCase } from "./cases.js";
+import type { TurnSpec } from "./spec.js";
 import type { PropertyName, Violation } from "./invariants.js";
 import { describePlan, type MutationPlan } from "./mutations.js";
 import { stringifyJson } from "./values.js";
@@ -48,6 +50,7 @@ function identity(regression: Pick<Regression, "provider" | "property" | "plan" 
   return hashId(`${regression.property}\n${stringifyJson(regression.plan)}\n${stringifyJson(regression.source.spec ?? null)}\n${body(regression)}`);
 }
 
+/** The file name of a regression: provider and a hash of what reproduces it. */
 export function regressionFileName(regression: Pick<Regression, "provider" | "property" | "plan" | "source" | "mutated">): string {
   return `${regression.provider}-${identity(regression)}.ndjson`;
 }
@@ -56,6 +59,10 @@ function oneLine(text: string): string {
   return text.replace(/[\r\n]+/g, " ");
 }
 
+/**
+ * A regression as file text: a `#` header (provider, property, violation, seed, plan, status) and
+ * the mutated events as NDJSON records.
+ */
 export function formatRegression(regression: Regression): string {
   const header = [
     `# ${MAGIC}: found by \`npm run fuzz\`, replayed by test/fuzz/regressions.test.ts.`,
@@ -74,6 +81,7 @@ export function formatRegression(regression: Regression): string {
   return header.join("\n") + "\n" + body(regression);
 }
 
+/** A regression for a fuzz finding, `open` until the bug is fixed. */
 export function regressionFromFinding(finding: Finding, status: Regression["status"] = "open"): Regression {
   const head = finding.violations.find((v) => v.property === finding.property) ?? finding.violations[0];
   return {
@@ -86,13 +94,14 @@ export function regressionFromFinding(finding: Finding, status: Regression["stat
   };
 }
 
-export class RegressionFormatError extends Error {
+/** A regression file whose header or records cannot be read (code `invalid_regression`). */
+export class RegressionFormatError extends ToolwireError {
   constructor(message: string) {
-    super(message);
-    this.name = "RegressionFormatError";
+    super("invalid_regression", message);
   }
 }
 
+/** Reads a regression file back; throws RegressionFormatError when its header or records are not readable. */
 export function parseRegression(text: string): Regression {
   const header = new Map<string, string>();
   for (const line of text.split("\n")) {

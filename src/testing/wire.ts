@@ -12,6 +12,7 @@ import { stringifyJson } from "./values.js";
 
 export type LineEnding = "lf" | "crlf" | "cr";
 
+/** How `encodeWire` writes events: framing, line endings, keep-alives and field order. */
 export interface WireOptions {
   /** Framing to write; defaults to the provider's own (`defaultFraming`). */
   framing?: FramingName;
@@ -67,6 +68,7 @@ function keepAliveSlots(count: number, positions: readonly number[] | undefined)
   return slots;
 }
 
+/** Events as Server-Sent Events text. */
 export function encodeSseText(events: readonly ProviderEvent[], options: WireOptions = {}): string {
   const nl = newline(options.lineEnding);
   const slots = keepAliveSlots(events.length, options.keepAlives);
@@ -89,6 +91,7 @@ export function encodeSseText(events: readonly ProviderEvent[], options: WireOpt
   return parts.join("");
 }
 
+/** Events as NDJSON text, one payload per line. */
 export function encodeNdjsonText(events: readonly ProviderEvent[], options: WireOptions = {}): string {
   const nl = options.lineEnding === "crlf" ? "\r\n" : "\n";
   const slots = keepAliveSlots(events.length, options.keepAlives);
@@ -105,6 +108,7 @@ export function encodeNdjsonText(events: readonly ProviderEvent[], options: Wire
   return parts.join("");
 }
 
+/** Events as a JSON array (Gemini without `alt=sse`). */
 export function encodeJsonArrayText(events: readonly ProviderEvent[], options: WireOptions = {}): string {
   const nl = newline(options.lineEnding);
   return "[" + events.map((event) => stringifyJson(event.data ?? null)).join("," + nl) + "]";

@@ -188,6 +188,6 @@ describe("record", () => {
   });
 
   it("rejects a sink that is neither a WritableStream nor a function", () => {
-    expect(() => record(new Response(""), {} as WritableStream<string>)).toThrow(TypeError);
+    expect(() => record(new Response(""), {} as WritableStream<string>)).toThrow(expect.objectContaining({ code: "invalid_sink" }));
   });
 });

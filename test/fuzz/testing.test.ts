@@ -12,7 +12,8 @@ import {
   decodeBytesSafely,
   decodeEventsSafely,
 } from "../../src/testing/invariants.js";
-import { applyByteMutation, applyEventMutations, mutationPlan, refragment, type MutationPlan } from "../../src/testing/mutations.js";
+import { applyByteMutation, applyEventMutations, refragment, type MutationPlan } from "../../src/testing/mutations.js";
+import { mutationPlan } from "../../src/testing/generators.js";
 import { formatRegression, parseRegression, regressionFileName, type Regression } from "../../src/testing/regressions.js";
 import { argumentDelta } from "../../src/testing/shapes.js";
 import { cloneJson, firstDifference, stringifyJson } from "../../src/testing/values.js";

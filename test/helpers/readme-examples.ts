@@ -2,13 +2,19 @@ import { readFileSync } from "node:fs";
 
 /**
  * The README's code examples are the `// #region readme` parts of examples/*.ts, with their
- * imports, as the package's users write them ("toolwire", "toolwire/node"). The README marks
+ * imports, as the package's users write them ("toolwire", "toolwire/node", "toolwire/guard"…). The README marks
  * each with `<!-- example: examples/<name>.ts -->` right before its ```ts block.
  */
 
-export const EXAMPLES = ["examples/anthropic-sdk.ts", "examples/openai-sdk.ts", "examples/fetch.ts", "examples/record.ts"] as const;
+export const EXAMPLES = ["examples/anthropic-sdk.ts", "examples/openai-sdk.ts", "examples/fetch.ts", "examples/record.ts", "examples/guards.ts"] as const;
 
-const IMPORTS: Record<string, string> = { "../src/index.js": "toolwire", "../src/node/index.js": "toolwire/node" };
+const IMPORTS: Record<string, string> = {
+  "../src/index.js": "toolwire",
+  "../src/node/index.js": "toolwire/node",
+  "../src/schema/index.js": "toolwire/schema",
+  "../src/history/index.js": "toolwire/history",
+  "../src/guard/index.js": "toolwire/guard",
+};
 
 export function readmeSnippet(root: URL, file: string): string {
   const lines = readFileSync(new URL(file, root), "utf8").split("\n");

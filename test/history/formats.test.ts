@@ -135,6 +135,6 @@ describe("touched messages keep their own extra fields", () => {
       ["malformed_message", 1],
       ["malformed_message", 2],
     ]);
-    expect(() => checkHistory({ messages: [] } as unknown as unknown[], "anthropic")).toThrow(TypeError);
+    expect(() => checkHistory({ messages: [] } as unknown as unknown[], "anthropic")).toThrow(expect.objectContaining({ name: "ToolwireError", code: "invalid_history" }));
   });
 });

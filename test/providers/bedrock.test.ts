@@ -263,7 +263,7 @@ describe("bedrock framing: checksums and truncation", () => {
   });
 
   it("rejects text chunks: the binary body must not be decoded as text", () => {
-    expect(() => createByteDecoder("bedrock").push("AAAA")).toThrow(TypeError);
+    expect(() => createByteDecoder("bedrock").push("AAAA")).toThrow(expect.objectContaining({ code: "binary_required" }));
   });
 
   it("unwraps InvokeModelWithResponseStream chunk frames for the model's own decoder", () => {

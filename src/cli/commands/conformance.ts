@@ -7,6 +7,7 @@ import { replayEvents } from "../../replay.js";
 import { isProviderName, type DecodedTurn } from "../../types.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
 import { collectFiles, loadRecordedFile } from "./replay.js";
+import { ToolwireError } from "../../errors.js";
 
 export const summary = "replay every recorded stream and compare each file with the expectation stored beside it";
 
@@ -90,9 +91,9 @@ async function readExpectation(path: string): Promise<Expectation | null> {
     throw error;
   }
   const value = JSON.parse(text) as unknown;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not a JSON object");
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ToolwireError("invalid_expectation", "not a JSON object");
   const { provider, streams } = value as { provider?: unknown; streams?: unknown };
-  if (!isProviderName(provider)) throw new Error(`"provider" must be a provider name, got ${JSON.stringify(provider)}`);
-  if (!Array.isArray(streams)) throw new Error(`"streams" must be an array`);
+  if (!isProviderName(provider)) throw new ToolwireError("invalid_expectation", `"provider" must be a provider name, got ${JSON.stringify(provider)}`);
+  if (!Array.isArray(streams)) throw new ToolwireError("invalid_expectation", `"streams" must be an array`);
   return value as Expectation;
 }

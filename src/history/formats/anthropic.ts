@@ -17,6 +17,7 @@ import {
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
 
+/** Anthropic Messages `messages` → neutral messages, one to one. */
 export function fromAnthropic(messages: readonly unknown[]): Message[] {
   return messages.map(readMessage);
 }

@@ -18,6 +18,7 @@ import {
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
 
+/** Bedrock Converse `messages` → neutral messages, one to one. */
 export function fromBedrock(messages: readonly unknown[]): Message[] {
   return messages.map(readMessage);
 }

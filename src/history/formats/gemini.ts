@@ -28,6 +28,7 @@ interface OpenCall {
   call: ToolCallPart;
 }
 
+/** Gemini `contents` → neutral messages, one to one. */
 export function fromGemini(contents: readonly unknown[]): Message[] {
   const open: OpenCall[] = [];
   return contents.map((value, index) => readContent(value, index, open));

@@ -22,6 +22,7 @@ import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type Encoded
 
 const REASONING_KEYS = ["reasoning_content", "reasoning"] as const;
 
+/** Chat Completions `messages` → neutral messages, one to one. */
 export function fromOpenAIChat(messages: readonly unknown[]): Message[] {
   return messages.map(readMessage);
 }

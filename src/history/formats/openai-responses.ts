@@ -20,6 +20,7 @@ import {
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
 
+/** Responses `input` items → neutral messages, one to one. */
 export function fromOpenAIResponses(items: readonly unknown[]): Message[] {
   return items.map(readItem);
 }

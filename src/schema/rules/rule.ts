@@ -77,6 +77,10 @@ export interface RowCell {
   cell: string;
 }
 
+/**
+ * One schema-compatibility rule of a target: what it detects, how it rewrites the schema, and its
+ * row in the compatibility table.
+ */
 export interface Rule {
   id: string;
   severity: Severity;

@@ -9,9 +9,11 @@ import { openai } from "./openai.js";
 import { openaiStrict } from "./openai-strict.js";
 import { SCHEMA_TARGETS, type SchemaTarget, type TargetDefinition } from "./types.js";
 import { xai } from "./xai.js";
+import { ToolwireError } from "../../errors.js";
 
 export { SCHEMA_TARGETS, type SchemaTarget, type TargetDefinition };
 
+/** Every schema target's definition, by name. */
 export const TARGETS: Readonly<Record<SchemaTarget, TargetDefinition>> = {
   openai,
   "openai-strict": openaiStrict,
@@ -25,10 +27,10 @@ export const TARGETS: Readonly<Record<SchemaTarget, TargetDefinition>> = {
   bedrock,
 };
 
-export class UnknownTargetError extends Error {
+/** A schema target name that is neither a target nor an alias of one (code `unknown_target`). */
+export class UnknownTargetError extends ToolwireError {
   constructor(readonly target: string) {
-    super(`unknown schema target '${target}'; valid targets: ${SCHEMA_TARGETS.join(", ")} (also: ${aliasList().join(", ")})`);
-    this.name = "UnknownTargetError";
+    super("unknown_target", `unknown schema target '${target}'; valid targets: ${SCHEMA_TARGETS.join(", ")} (also: ${aliasList().join(", ")})`);
   }
 }
 
@@ -46,6 +48,7 @@ export function findTarget(name: string): TargetDefinition | null {
   return null;
 }
 
+/** The target for a name or alias (case-insensitive); throws UnknownTargetError. */
 export function resolveTarget(name: string): TargetDefinition {
   const def = findTarget(name);
   if (!def) throw new UnknownTargetError(name);

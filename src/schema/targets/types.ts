@@ -1,6 +1,7 @@
 import type { SchemaNode } from "../json-schema.js";
 import type { Rule } from "../rules/rule.js";
 
+/** The targets `sanitizeSchema` and `checkSchema` know. */
 export const SCHEMA_TARGETS = [
   "openai",
   "openai-strict",
@@ -14,8 +15,10 @@ export const SCHEMA_TARGETS = [
   "bedrock",
 ] as const;
 
+/** One of `SCHEMA_TARGETS`. */
 export type SchemaTarget = (typeof SCHEMA_TARGETS)[number];
 
+/** A schema target: its names, its rules in order, and the sources its rules come from. */
 export interface TargetDefinition {
   name: SchemaTarget;
   /** Column header in the compatibility table. */

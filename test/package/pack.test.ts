@@ -1,0 +1,122 @@
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * SLOW (about 15-60 s: a full build, `npm pack` and an install). The package as a user gets it:
+ * the packed tarball is installed into an empty temporary project and every entry point is loaded
+ * with `import` and with `require`, and the bin is run.
+ *
+ * Offline by construction: the project's node_modules gets symlinks to this checkout's copies of
+ * toolwire's runtime dependencies before `npm install --offline <tarball>`, so npm finds them all
+ * present and only unpacks the tarball. fast-check (an optional peer) is left out at first, to
+ * show that everything but `toolwire/testing/fuzz` loads without it.
+ */
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SUBPATHS = ["toolwire", "toolwire/schema", "toolwire/history", "toolwire/guard", "toolwire/node", "toolwire/testing"];
+const FUZZ = "toolwire/testing/fuzz";
+
+let work = "";
+let project = "";
+
+function run(command: string, args: readonly string[], cwd: string): SpawnSyncReturns<string> {
+  return spawnSync(command, args, { cwd, encoding: "utf8", shell: process.platform === "win32", env: { ...process.env, npm_config_update_notifier: "false" } });
+}
+
+function ok(result: SpawnSyncReturns<string>, what: string): string {
+  if (result.status !== 0) throw new Error(`${what} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** Runs an ES module in the project; its stdout is JSON. */
+function esm(code: string): unknown {
+  return JSON.parse(ok(run(process.execPath, ["--input-type=module", "-e", code], project), `import (${code})`));
+}
+
+/** Runs a CommonJS script in the project; its stdout is JSON. */
+function cjs(code: string): unknown {
+  return JSON.parse(ok(run(process.execPath, ["--input-type=commonjs", "-e", code], project), `require (${code})`));
+}
+
+function linkDependency(name: string): void {
+  const target = join(ROOT, "node_modules", name);
+  const link = join(project, "node_modules", name);
+  mkdirSync(join(link, ".."), { recursive: true });
+  symlinkSync(target, link, "junction");
+}
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "toolwire-pack-"));
+  // `prepack` builds the package first.
+  const packed = ok(run("npm", ["pack", "--silent", "--pack-destination", work], ROOT), "npm pack").trim().split("\n").at(-1) ?? "";
+  const tarball = join(work, packed);
+  project = join(work, "project");
+  mkdirSync(join(project, "node_modules"), { recursive: true });
+  writeFileSync(join(project, "package.json"), `${JSON.stringify({ name: "toolwire-pack-test", private: true })}\n`);
+  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  for (const name of Object.keys(manifest.dependencies)) linkDependency(name);
+  ok(run("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", tarball], project), "npm install");
+}, 240_000);
+
+afterAll(() => {
+  if (work !== "") rmSync(work, { recursive: true, force: true });
+});
+
+describe("the packed tarball, installed into an empty project (slow)", () => {
+  it.each(SUBPATHS)("%s loads with import and with require, with the same exports", (specifier) => {
+    const imported = esm(`const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m).filter((k) => k !== "default").sort()));`) as string[];
+    const required = cjs(`console.log(JSON.stringify(Object.keys(require(${JSON.stringify(specifier)})).sort()));`) as string[];
+    expect(imported.length).toBeGreaterThan(3);
+    expect(required).toEqual(imported);
+  });
+
+  it("the root loads no JSON Schema validator, from either build", () => {
+    const loaded = 'Object.keys(require.cache).filter((k) => /[\\\\/]ajv[\\\\/]/.test(k)).length';
+    expect(cjs(`require("toolwire"); console.log(${loaded});`)).toBe(0);
+    expect(esm(`import { createRequire } from "node:module"; const require = createRequire(import.meta.url); await import("toolwire"); console.log(${loaded});`)).toBe(0);
+    expect(cjs(`require("toolwire/schema"); console.log(${loaded});`)).toBeGreaterThan(0);
+  });
+
+  it("an error thrown by the CommonJS copy is recognized by the ES module copy", () => {
+    const seen = esm(
+      'import { createRequire } from "node:module"; const esm = await import("toolwire"); const cjs = createRequire(import.meta.url)("toolwire");' +
+        'let result; try { cjs.createDecoder("no-such-provider"); } catch (error) { result = { branded: esm.isToolwireError(error), code: error.code, sameClass: error instanceof esm.ToolwireError }; }' +
+        "console.log(JSON.stringify(result));",
+    );
+    expect(seen).toEqual({ branded: true, code: "unsupported_provider", sameClass: false });
+  });
+
+  it("toolwire/testing works without fast-check; toolwire/testing/fuzz says what it needs", () => {
+    expect(cjs('const t = require("toolwire/testing"); console.log(JSON.stringify(typeof t.checkRun + " " + typeof t.parseRegression));')).toBe("function function");
+    const missing = run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(FUZZ)})`], project);
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain("fast-check");
+  });
+
+  it("toolwire/testing/fuzz loads with import and require once fast-check is installed", () => {
+    linkDependency("fast-check");
+    const imported = esm(`const m = await import(${JSON.stringify(FUZZ)}); console.log(JSON.stringify(Object.keys(m).sort()));`) as string[];
+    const required = cjs(`console.log(JSON.stringify(Object.keys(require(${JSON.stringify(FUZZ)})).sort()));`) as string[];
+    expect(imported).toContain("runFuzz");
+    expect(required).toEqual(imported);
+  });
+
+  it("the bin runs", () => {
+    const bin = join(project, "node_modules", ".bin", process.platform === "win32" ? "toolwire.cmd" : "toolwire");
+    const help = run(bin, ["--help"], project);
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain("replay");
+  });
+
+  it("ships no source maps, tests, benchmarks or scripts", () => {
+    const files = ok(run(process.execPath, ["-e", 'const fs = require("node:fs"); const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(d + "/" + e.name) : [d + "/" + e.name]); console.log(JSON.stringify(walk("node_modules/toolwire")));'], project), "list");
+    const shipped = (JSON.parse(files) as string[]).map((file) => file.slice("node_modules/toolwire/".length));
+    expect(shipped.filter((file) => file.endsWith(".map"))).toEqual([]);
+    expect(shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    expect(shipped).toContain("dist/cjs/package.json");
+  });
+});

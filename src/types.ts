@@ -209,6 +209,13 @@ export type CodecEvent =
        */
       preview?: unknown;
     }
+  /**
+   * The finalized call. Emitted at once for a call whose arguments parse strictly; for a call that
+   * closed with arguments needing a text repair or not parsing, it waits for the end of the turn,
+   * whose stop reason decides between `invalid_json` and `truncated` (cause `max_tokens`). Calls
+   * split off a glued call (`split_concatenated_calls`) get a `tool_call_start` and this event
+   * right after the call they came from.
+   */
   | { type: "tool_call_end"; call: ToolCall }
   | { type: "diagnostic"; diagnostic: Diagnostic }
   | { type: "finish"; turn: DecodedTurn };

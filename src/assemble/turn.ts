@@ -609,7 +609,9 @@ export class TurnBuilder {
         this.endCall(call, { complete: true, emptyMeansNoArguments });
         continue;
       }
-      this.endCall(call, { complete: false, truncationCause: end.truncationCause, emptyMeansNoArguments });
+      // Whatever the provider's own word for it (model_context_window_exceeded, …), a length stop cut the call.
+      const cause = stoppedForLength && end.truncationCause === "stream_ended" ? "max_tokens" : end.truncationCause;
+      this.endCall(call, { complete: false, truncationCause: cause, emptyMeansNoArguments });
     }
     this.settleDeferredEnds(stoppedForLength);
     const resultOf = (call: ToolCallAssembler): ToolCall => this.finishedCalls.get(call) as ToolCall;

@@ -82,6 +82,12 @@ describe("a call that does not parse in a turn stopped for length is truncated, 
     expect(events.filter((e) => e.type === "tool_call_end")).toHaveLength(1);
   });
 
+  it("any length stop names the cause max_tokens, whatever the provider's word for it", () => {
+    const { turn } = decode("anthropic", [a.messageStart(), a.toolStart(0, "toolu_1", "f"), a.json(0, '{"a":'), a.messageDelta("model_context_window_exceeded"), a.messageStop()]);
+    expect(turn.finishReason).toBe("length");
+    expect(turn.toolCalls[0]).toMatchObject({ complete: false, error: { code: "truncated", cause: "max_tokens" } });
+  });
+
   it("a call that parses strictly stays complete in a length-stopped turn", () => {
     const { turn } = decode("anthropic", [a.messageStart(), a.toolStart(0, "toolu_1", "f"), a.json(0, '{"a":1}'), a.stop(0), a.messageDelta("max_tokens"), a.messageStop()]);
     expect(turn.toolCalls[0]).toMatchObject({ complete: true, arguments: { a: 1 }, error: null });

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createDecoder } from "../../src/providers/registry.js";
-import { expectedCallId, renderSpec, turnSpec, type TurnSpec } from "../../src/testing/generators.js";
+import { jsonExtends } from "../../src/json/equal.js";
+import { argumentsObject, expectedCallId, renderSpec, turnSpec, type TurnSpec } from "../../src/testing/generators.js";
 import { checkGenerated } from "../../src/testing/invariants.js";
 import { PROVIDERS, type DecodedTurn, type ProviderName } from "../../src/types.js";
 
@@ -49,6 +50,54 @@ describe.each(PROVIDERS.map((provider) => ({ provider })))("call identity: $prov
         if (!repeats) expect(checkGenerated(provider, { turn, events: [], thrown: null }, spec)).toEqual([]);
       }),
       { numRuns: 120 },
+    );
+  });
+});
+
+describe("Chat Completions quirks as properties", () => {
+  const chunk = (entry: Record<string, unknown>, finish: string | null = null) => ({
+    data: { id: "chatcmpl-q", object: "chat.completion.chunk", created: 1, model: "q", choices: [{ index: 0, delta: { tool_calls: [entry] }, finish_reason: finish }] },
+  });
+  const end = [{ data: { id: "chatcmpl-q", object: "chat.completion.chunk", created: 1, model: "q", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] } }, { data: "[DONE]" }];
+
+  it("placeholder ids on continuation chunks never change the decoded calls", () => {
+    fc.assert(
+      fc.property(turnSpec({ maxCalls: 3 }), fc.array(fc.constantFrom("null", "None", "undefined", ""), { minLength: 1, maxLength: 4 }), (spec, placeholders) => {
+        const plain = renderSpec("openai-chat", spec);
+        let k = 0;
+        const withPlaceholders = plain.map((event) => {
+          const data = event.data as { choices?: Array<{ delta?: { tool_calls?: Array<Record<string, unknown>> } }> };
+          const entry = data.choices?.[0]?.delta?.tool_calls?.[0];
+          if (!entry || entry.id !== undefined) return event;
+          return { ...event, data: { ...data, choices: [{ ...data.choices?.[0], delta: { tool_calls: [{ ...entry, id: placeholders[k++ % placeholders.length] }] } }] } };
+        });
+        const expected = decode("openai-chat", { ...spec }).toolCalls;
+        const decoder = createDecoder("openai-chat");
+        for (const event of withPlaceholders) decoder.push(event);
+        const actual = decoder.finish().toolCalls;
+        expect(actual).toEqual(expected);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("different complete objects glued at one call become one call each, in order, with distinct ids", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(argumentsObject(), { minLength: 2, maxLength: 4, selector: (value) => JSON.stringify(value) }), fc.integer({ min: 1, max: 30 }), (objects, size) => {
+        // Objects that extend each other read as a cumulative resend (it takes precedence): not this property.
+        fc.pre(!objects.some((value, i) => i > 0 && jsonExtends(objects[i - 1], value)));
+        const text = objects.map((value) => JSON.stringify(value)).join("");
+        const events = [chunk({ index: 0, id: "call_g", type: "function", function: { name: "read", arguments: "" } })];
+        for (let at = 0; at < text.length; at += size) events.push(chunk({ index: 0, function: { arguments: text.slice(at, at + size) } }));
+        const decoder = createDecoder("openai-chat");
+        for (const event of [...events, ...end]) decoder.push(event);
+        const calls = decoder.finish().toolCalls;
+        expect(calls.map((call) => call.arguments)).toEqual(objects);
+        expect(calls.every((call) => call.name === "read" && call.complete && call.repairs.includes("split_concatenated_calls"))).toBe(true);
+        expect(new Set(calls.map((call) => call.id)).size).toBe(objects.length);
+        expect(calls.slice(1).every((call) => call.providerId === "call_g")).toBe(true);
+      }),
+      { numRuns: 100 },
     );
   });
 });

@@ -71,42 +71,54 @@ function stripSpecialTokens(text: string): string {
 }
 
 /**
- * Rewrites the text outside of double-quoted strings, one character at a time, so that fixes
- * never touch string contents.
+ * Rewrites the text outside of double-quoted strings, so that fixes never touch string contents.
+ * `visit` looks at one position and returns a replacement and where to continue, or null to keep
+ * the character; unchanged runs are copied as slices (the scan is linear, one pass).
  */
-function mapOutsideStrings(text: string, visit: (text: string, i: number, out: string[]) => number): string {
+function mapOutsideStrings(text: string, visit: (text: string, i: number) => [string, number] | null): string {
   const out: string[] = [];
+  let runStart = 0;
   let i = 0;
   while (i < text.length) {
-    const ch = text[i] as string;
-    if (ch === '"') {
+    if (text.charCodeAt(i) === 0x22) {
       let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      out.push(text.slice(i, j + 1));
+      while (j < text.length && text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c ? 2 : 1;
       i = j + 1;
       continue;
     }
-    i = visit(text, i, out);
+    const hit = visit(text, i);
+    if (hit === null) {
+      i++;
+      continue;
+    }
+    out.push(text.slice(runStart, i), hit[0]);
+    i = hit[1];
+    runStart = i;
   }
+  if (out.length === 0) return text;
+  out.push(text.slice(runStart));
   return out.join("");
 }
 
-const PYTHON_LITERALS: Record<string, string> = { True: "true", False: "false", None: "null" };
+const PYTHON_LITERALS: ReadonlyArray<readonly [string, string]> = [
+  ["True", "true"],
+  ["False", "false"],
+  ["None", "null"],
+];
 
 function isIdentChar(ch: string | undefined): boolean {
   return ch !== undefined && /[A-Za-z0-9_]/.test(ch);
 }
 
 function replacePythonLiterals(text: string): string {
-  return mapOutsideStrings(text, (src, i, out) => {
-    for (const [python, json] of Object.entries(PYTHON_LITERALS)) {
-      if (src.startsWith(python, i) && !isIdentChar(src[i - 1]) && !isIdentChar(src[i + python.length])) {
-        out.push(json);
-        return i + python.length;
-      }
+  if (!text.includes("True") && !text.includes("False") && !text.includes("None")) return text;
+  return mapOutsideStrings(text, (src, i) => {
+    const ch = src[i];
+    if (ch !== "T" && ch !== "F" && ch !== "N") return null;
+    for (const [python, json] of PYTHON_LITERALS) {
+      if (src.startsWith(python, i) && !isIdentChar(src[i - 1]) && !isIdentChar(src[i + python.length])) return [json, i + python.length];
     }
-    out.push(src[i] as string);
-    return i + 1;
+    return null;
   });
 }
 
@@ -142,15 +154,12 @@ function escapeInvalidBackslashes(text: string): string {
 }
 
 function removeTrailingCommas(text: string): string {
-  return mapOutsideStrings(text, (src, i, out) => {
-    const ch = src[i] as string;
-    if (ch === ",") {
-      let j = i + 1;
-      while (j < src.length && /\s/.test(src[j] as string)) j++;
-      if (src[j] === "}" || src[j] === "]") return i + 1;
-    }
-    out.push(ch);
-    return i + 1;
+  if (!text.includes(",")) return text;
+  return mapOutsideStrings(text, (src, i) => {
+    if (src[i] !== ",") return null;
+    let j = i + 1;
+    while (j < src.length && /\s/.test(src[j] as string)) j++;
+    return src[j] === "}" || src[j] === "]" ? ["", i + 1] : null;
   });
 }
 
@@ -288,13 +297,17 @@ export function looksCutOff(text: string): boolean {
  * one opens nothing. An unterminated string of either kind is a cut.
  */
 function cutOffTokens(text: string): boolean {
-  const tokens = tokenize(text);
-  if (!tokens) return true;
+  // The tokenizer's reading without its tokens: a quote of either kind always opens a string.
   let depth = 0;
-  for (const token of tokens) {
-    if (token.kind !== "punct") continue;
-    if (token.text === "{" || token.text === "[") depth++;
-    else if (token.text === "}" || token.text === "]") depth--;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22 || ch === 0x27) {
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) !== ch) j += text.charCodeAt(j) === 0x5c ? 2 : 1;
+      if (j >= text.length) return true;
+      i = j;
+    } else if (ch === 0x7b || ch === 0x5b) depth++;
+    else if (ch === 0x7d || ch === 0x5d) depth--;
   }
   return depth > 0;
 }

@@ -1,9 +1,9 @@
 /**
  * Regenerates testdata/<provider>/*.ndjson from the upstream conformance corpus
- * (shared/corpus/upstream, described by its MANIFEST.md), so that every recorded stream the
+ * (testdata/upstream, described by its MANIFEST.md), so that every recorded stream the
  * tests replay is traceable to upstream bytes and reproducible by running this script.
  *
- *   npm run import-corpus                 # corpus at ../shared/corpus/upstream
+ *   npm run import-corpus                 # corpus at testdata/upstream
  *   TOOLWIRE_CORPUS=/path npm run import-corpus
  */
 import { createHash } from "node:crypto";
@@ -353,7 +353,7 @@ export function repoRoot(from: string = dirname(fileURLToPath(import.meta.url)))
 }
 
 export function defaultCorpusDir(root: string = repoRoot()): string {
-  return process.env.TOOLWIRE_CORPUS ? resolve(process.env.TOOLWIRE_CORPUS) : resolve(root, "..", "shared", "corpus", "upstream");
+  return process.env.TOOLWIRE_CORPUS ? resolve(process.env.TOOLWIRE_CORPUS) : join(root, "testdata", "upstream");
 }
 
 function printReport(report: Report, root: string): void {

@@ -6,8 +6,20 @@ import { ToolwireError } from "../errors.js";
  * the async adapter layer and uses only `setTimeout` and `AbortSignal`, so it runs in browsers
  * and edge runtimes as well as Node.
  */
+/**
+ * The idle timeout `decodeStream` and `collectTurn` apply when the caller sets none: 120 s
+ * without a chunk ends the turn `incomplete` (`idle_timeout`), so a hung stream never hangs an
+ * agent. Reasoning models can think silently for a while, but providers send keep-alives (SSE
+ * `ping` events and comments count as data) well within this.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
 export interface WatchdogOptions {
-  /** Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count. */
+  /**
+   * Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count.
+   * In `decodeStream` and `collectTurn` it defaults to {@link DEFAULT_IDLE_TIMEOUT_MS} (120 s);
+   * `0` turns it off.
+   */
   idleTimeoutMs?: number;
   /** Longest time for the whole stream, in ms from the start of decoding. */
   deadlineMs?: number;

@@ -5,6 +5,12 @@ export interface CliContext {
   out(text: string): void;
   err(text: string): void;
   cwd: string;
+  /** Terminal width for reports; 80 when absent (not a terminal). */
+  columns?: number;
+  /** Terminal height: a report longer than this is summarized; 40 when absent. */
+  rows?: number;
+  /** Whether stderr is a terminal (progress lines are printed only there). */
+  isTTY?: boolean;
 }
 
 /** Exit codes, documented in the README's CLI reference. */
@@ -13,7 +19,7 @@ export const EXIT = {
   /** The command ran and found what it checks for (invalid calls with --strict, history faults, schema problems). */
   findings: 1,
   usage: 2,
-  /** Unreadable file, unrecognized format, unknown or ambiguous provider. */
+  /** Input that cannot be used: missing, unreadable, a directory where a file is needed, empty; unrecognized format; unknown or ambiguous provider. */
   input: 3,
 } as const;
 

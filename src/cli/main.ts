@@ -1,32 +1,67 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { CliError, EXIT, type CliContext, type CommandModule } from "./context.js";
 
 /**
  * Commands load lazily (one module each under ./commands) so that `toolwire replay` does not pay
- * for the schema validator; a command whose module is absent from this build is not listed.
+ * for the schema validator or fast-check. Static import() calls, so that bundlers see them.
  */
-const COMMANDS = ["replay", "import", "conformance", "history", "schema", "serve"] as const;
+const COMMANDS = {
+  replay: () => import("./commands/replay.js"),
+  import: () => import("./commands/import.js"),
+  conformance: () => import("./commands/conformance.js"),
+  expect: () => import("./commands/expect.js"),
+  history: () => import("./commands/history.js"),
+  schema: () => import("./commands/schema.js"),
+  serve: () => import("./commands/serve.js"),
+  fuzz: () => import("./commands/fuzz.js"),
+  proxy: () => import("./commands/proxy.js"),
+} satisfies Record<string, () => Promise<CommandModule>>;
+
+type CommandName = keyof typeof COMMANDS;
+
+/** Exit codes, in `toolwire --help` and the README. */
+export const EXIT_CODES_HELP = `Exit codes (every command):
+  0  success
+  1  the command found what it checks for (history faults, schema problems, conformance
+     differences, new fuzz findings)
+  2  usage error: unknown command, flag, provider, format or target
+  3  input error: a path that is missing, unreadable, a directory where a file is needed, or
+     empty (no recorded stream in it); an unrecognized or malformed format; a provider not
+     recognizable from the payloads`;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
-  if (!(COMMANDS as readonly string[]).includes(name)) return null;
-  try {
-    return (await import(/* @vite-ignore */ `./commands/${name}.js`)) as CommandModule;
-  } catch (error) {
-    if (isModuleNotFound(error)) return null;
-    throw error;
-  }
+  if (!Object.hasOwn(COMMANDS, name)) return null;
+  return (await COMMANDS[name as CommandName]()) as CommandModule;
 }
 
-function isModuleNotFound(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
+/** toolwire's version, from the package.json above this module (source, tsc build or bundle). */
+export function packageVersion(from: string = dirname(fileURLToPath(import.meta.url))): string {
+  let dir = from;
+  for (;;) {
+    const candidate = join(dir, "package.json");
+    if (existsSync(candidate)) {
+      try {
+        const pkg = JSON.parse(readFileSync(candidate, "utf8")) as { name?: unknown; version?: unknown };
+        if (pkg.name === "toolwire" && typeof pkg.version === "string") return pkg.version;
+      } catch {
+        // Not ours or not readable: keep looking above.
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return "unknown";
+    dir = parent;
+  }
 }
 
 async function help(ctx: CliContext): Promise<void> {
-  const lines = ["toolwire: decode LLM provider streams into tool calls you can trust", "", "Commands:"];
-  for (const name of COMMANDS) {
+  const lines = [`toolwire ${packageVersion()}: decode LLM provider streams into tool calls you can trust`, "", "Usage: toolwire <command> [options]", "", "Commands:"];
+  for (const name of Object.keys(COMMANDS)) {
     const command = await loadCommand(name);
     if (command) lines.push(`  ${name.padEnd(12)} ${command.summary}`);
   }
-  lines.push("", "Run `toolwire <command> --help` for a command's usage.");
+  lines.push("", "Run `toolwire <command> --help` for a command's usage; `toolwire --version` prints the version.", "", EXIT_CODES_HELP);
   ctx.out(lines.join("\n") + "\n");
 }
 
@@ -36,9 +71,13 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     await help(ctx);
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
+  if (name === "--version" || name === "-V" || name === "version") {
+    ctx.out(`${packageVersion()}\n`);
+    return EXIT.ok;
+  }
   const command = await loadCommand(name);
   if (!command) {
-    ctx.err(`toolwire: unknown command '${name}'. Run 'toolwire --help' for the list.\n`);
+    ctx.err(`toolwire: unknown ${name.startsWith("-") ? "option" : "command"} '${name}'. Run 'toolwire --help' for the list.\n`);
     return EXIT.usage;
   }
   if (rest.includes("--help") || rest.includes("-h")) {

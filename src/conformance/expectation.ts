@@ -61,6 +61,10 @@ export function expectedStreamOf(turn: DecodedTurn): ExpectedStream {
   };
 }
 
+/**
+ * Where a recording's expectation is stored: `<name>.expected.json` beside `<name>.ndjson`, and
+ * `<file>.expected.json` beside a recording in any other format (never the recording itself).
+ */
 export function expectationPath(recordPath: string): string {
-  return recordPath.replace(/\.ndjson$/, ".expected.json");
+  return recordPath.endsWith(".ndjson") ? recordPath.slice(0, -".ndjson".length) + ".expected.json" : `${recordPath}.expected.json`;
 }

@@ -1,6 +1,7 @@
 import { parseDocument, YAMLError } from "yaml";
 import type { RecordedStream } from "../framing/records.js";
 import { ImportError } from "./errors.js";
+import type { BodyInflater } from "./decompress.js";
 import { exchangeToStream, type HttpExchange } from "./http.js";
 
 /**
@@ -94,7 +95,7 @@ function firstLine(text: string): string {
   return text.split("\n")[0] ?? text;
 }
 
-export function cassetteToStreams(doc: unknown, format: CassetteFormat, file: string, notes: string[]): RecordedStream[] {
+export function cassetteToStreams(doc: unknown, format: CassetteFormat, file: string, notes: string[], inflater?: BodyInflater): RecordedStream[] {
   if (!isRecord(doc) || !Array.isArray(doc.interactions)) {
     throw new ImportError("a cassette needs a top-level 'interactions' list", "malformed", file);
   }
@@ -119,7 +120,7 @@ export function cassetteToStreams(doc: unknown, format: CassetteFormat, file: st
       headers: headerMap(response.headers),
       body,
     };
-    const stream = exchangeToStream(exchange, file, notes);
+    const stream = exchangeToStream(exchange, file, notes, inflater);
     if (stream) streams.push(stream);
   });
   return streams;

@@ -8,7 +8,7 @@ export type ImportErrorCode =
   | "unrecognized_format"
   /** The container was recognized but is broken (bad YAML, bad trace lengths, corrupt frames…). */
   | "malformed"
-  /** A compressed body: the core has no zlib, so it cannot be read here. */
+  /** A compressed body importFile cannot read synchronously (importRecording can), or a coding DecompressionStream does not know. */
   | "compressed";
 
 /** An upstream fixture that cannot be imported; `code` says why. */
@@ -31,7 +31,7 @@ export interface ImportOptions {
 }
 
 export interface ImportResult {
-  /** Container format name: sse, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1. */
+  /** Container format name: sse, json-array, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1. */
   format: string;
   streams: RecordedStream[];
   /** What the conversion dropped or inferred, for the file's `#` header. */

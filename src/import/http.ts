@@ -2,7 +2,9 @@ import { createNdjsonFramer } from "../framing/ndjson.js";
 import type { RecordedStream } from "../framing/records.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { ImportError } from "./errors.js";
+import { codingOf, type BodyInflater } from "./decompress.js";
 import { eventStreamBodyToEvents, looksLikeEventStream } from "./eventstream.js";
+import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 
@@ -64,7 +66,7 @@ const NDJSON_TYPES = new Set(["application/x-ndjson", "application/ndjson", "app
  * Turns one recorded response into a stream named `interaction-<i>`, or returns null (with a
  * note saying why) for a response that is not a stream.
  */
-export function exchangeToStream(exchange: HttpExchange, file: string, notes: string[]): RecordedStream | null {
+export function exchangeToStream(exchange: HttpExchange, file: string, notes: string[], inflater?: BodyInflater): RecordedStream | null {
   const sequence = `interaction-${exchange.index}`;
   const label = `${sequence}: `;
   const type = mediaType(exchange.headers);
@@ -74,11 +76,20 @@ export function exchangeToStream(exchange: HttpExchange, file: string, notes: st
 
   const bytesView = typeof exchange.body === "string" ? null : exchange.body;
   if ((bytesView && startsWithBytes(bytesView, GZIP_MAGIC)) || (encoding !== "" && encoding !== "identity" && asText(exchange.body) === null)) {
-    throw new ImportError(
-      `${label}the response body is compressed (${encoding || "gzip magic bytes"}); toolwire's core has no decompressor. Record with compression off, or decompress the body first.`,
-      "compressed",
-      file,
-    );
+    const coding = bytesView ? codingOf(bytesView, encoding) : null;
+    const inflated = coding && inflater ? inflater.take(bytesView as Uint8Array, coding) : null;
+    if (inflated === null) {
+      if (coding && inflater) return null; // Collected: the import runs again once it is inflated.
+      throw new ImportError(
+        coding
+          ? `${label}the response body is ${coding}-compressed; importFile is synchronous and cannot inflate it: use importRecording (or \`toolwire import\`), which does.`
+          : `${label}the response body is compressed (${encoding}), a coding toolwire cannot read. Record with compression off, or decompress the body first.`,
+        "compressed",
+        file,
+      );
+    }
+    notes.push(`${label}${coding} body decompressed`);
+    return exchangeToStream({ ...exchange, body: inflated, headers: withoutEncoding(exchange.headers) }, file, notes);
   }
   if (encoding !== "" && encoding !== "identity") {
     notes.push(`${label}content-encoding ${encoding} declared, but the recorder stored the body decompressed`);
@@ -100,6 +111,9 @@ export function exchangeToStream(exchange: HttpExchange, file: string, notes: st
     if (text === null) throw new ImportError(`${label}the ${type} body is not valid UTF-8`, "malformed", file);
     const framer = createNdjsonFramer();
     events = [...framer.push(text), ...framer.finish()];
+  } else if ((type === "application/json" || type === "") && urlProvider === "gemini" && /:streamGenerateContent$/.test(pathOf(exchange.url)) && text !== null && looksLikeJsonArray(text)) {
+    // streamGenerateContent without alt=sse: one JSON array, streamed an element at a time.
+    events = jsonArrayBodyToEvents(text, file, label, notes);
   } else if ((type === "application/json" || type === "") && urlProvider === "ollama" && text !== null && isJson(text)) {
     // Ollama's stream:false answer is the very object a stream sends as its done:true line, so
     // it decodes as a one-record stream (the only Ollama tool-call capture in the corpus is one).
@@ -115,6 +129,21 @@ export function exchangeToStream(exchange: HttpExchange, file: string, notes: st
     notes.push(`${label}recorded with HTTP status ${exchange.status}`);
   }
   return { sequence, provider, events };
+}
+
+function withoutEncoding(headers: Map<string, string>): Map<string, string> {
+  const copy = new Map(headers);
+  copy.delete("content-encoding");
+  return copy;
+}
+
+function pathOf(url: string | null): string {
+  if (!url) return "";
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url.split("?")[0] ?? url;
+  }
 }
 
 function isJson(text: string): boolean {

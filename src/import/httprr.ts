@@ -1,5 +1,6 @@
 import type { RecordedStream } from "../framing/records.js";
 import { ImportError } from "./errors.js";
+import type { BodyInflater } from "./decompress.js";
 import { exchangeToStream, type HttpExchange } from "./http.js";
 import { startsWithBytes } from "./text.js";
 
@@ -86,7 +87,7 @@ export function dechunk(body: Uint8Array, what: string, file: string): Uint8Arra
   return out;
 }
 
-export function httprrToStreams(bytes: Uint8Array, file: string, notes: string[]): RecordedStream[] {
+export function httprrToStreams(bytes: Uint8Array, file: string, notes: string[], inflater?: BodyInflater): RecordedStream[] {
   if (!isHttprr(bytes)) throw new ImportError(`expected an httprr trace starting with ${JSON.stringify(MAGIC.trim())}`, "unrecognized_format", file);
   const streams: RecordedStream[] = [];
   let pos = MAGIC.length;
@@ -130,7 +131,7 @@ export function httprrToStreams(bytes: Uint8Array, file: string, notes: string[]
       headers: response.headers,
       body,
     };
-    const stream = exchangeToStream(exchange, file, notes);
+    const stream = exchangeToStream(exchange, file, notes, inflater);
     if (stream) streams.push(stream);
     pos = responseEnd;
     index++;

@@ -2,9 +2,11 @@ import { base64ToBytes } from "../framing/aws-eventstream.js";
 import { isWrappedRecord, parseRecords, RecordFormatError, type RecordedStream } from "../framing/records.js";
 import { isProviderName, type ProviderName } from "../types.js";
 import { cassetteToStreams, detectCassette, parseYaml } from "./cassette.js";
+import { CollectingInflater, inflate, ReadyInflater, type BodyInflater } from "./decompress.js";
 import { ImportError, type ImportOptions, type ImportResult } from "./errors.js";
 import { base64EventStreamToEvents, eventStreamBodyToEvents, looksLikeEventStream } from "./eventstream.js";
 import { httprrToStreams, isHttprr } from "./httprr.js";
+import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
 import { jsonLinesToEvents } from "./json-lines.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
@@ -22,6 +24,7 @@ export { dechunk } from "./httprr.js";
 
 export type ImportFormat =
   | "sse"
+  | "json-array"
   | "json-lines"
   | "records"
   | "eventstream"
@@ -31,7 +34,7 @@ export type ImportFormat =
   | "httprr-v1";
 
 export const IMPORT_FORMATS_HELP =
-  "raw SSE text, JSON per line (*.chunks.txt), toolwire/kilroy NDJSON records, binary or base64 AWS event stream, go-vcr v2 or VCR.py YAML cassettes, httprr v1 traces";
+  "raw SSE text, JSON per line (*.chunks.txt), a JSON array body (Gemini without alt=sse), toolwire/kilroy NDJSON records, binary or base64 AWS event stream, go-vcr v2 or VCR.py YAML cassettes, httprr v1 traces; gzip-compressed files and bodies (importRecording)";
 
 const BASE64_TEXT = /^[A-Za-z0-9+/\s]+={0,2}\s*$/;
 
@@ -59,6 +62,7 @@ export function detectFormat(name: string, bytes: Uint8Array): DetectedFormat | 
   if (lower.endsWith(".chunks.txt")) return "json-lines";
   const first = firstContentLine(text);
   if (/^(event|data|id|retry)?:/.test(first)) return "sse";
+  if (first.startsWith("[") && looksLikeJsonArray(text)) return "json-array";
   if (first.startsWith("{") || first.startsWith("[")) return jsonLinesKind(text);
   if (/^(---|%YAML|version:|interactions:)/.test(first)) return "yaml-cassette";
   if (first !== "" && BASE64_TEXT.test(text) && looksLikeEventStream(base64OrEmpty(text))) return "eventstream-base64";
@@ -101,12 +105,55 @@ function recordsOf(text: string, name: string): RecordedStream[] {
   }
 }
 
+/**
+ * Converts a recording synchronously. Compressed data needs an asynchronous decompressor, so a
+ * gzip file or a compressed body in a cassette is an ImportError (`compressed`) here: use
+ * {@link importRecording}, which reads them.
+ */
 export function importFile(name: string, bytes: Uint8Array, options: ImportOptions = {}): ImportResult {
+  return importWith(name, bytes, options);
+}
+
+/**
+ * Converts a recording like {@link importFile}, and also reads gzip-compressed files (`.gz`, or
+ * gzip's magic bytes) and gzip- or deflate-compressed response bodies in cassettes and httprr
+ * traces (`Content-Encoding`), with the web-standard `DecompressionStream`.
+ */
+export async function importRecording(name: string, bytes: Uint8Array, options: ImportOptions = {}): Promise<ImportResult> {
+  let file = name;
+  let content = bytes;
+  const notes: string[] = [];
+  if (startsWithBytes(bytes, GZIP_MAGIC)) {
+    content = await inflate(bytes, "gzip", name);
+    file = name.replace(/\.gz$/i, "");
+    notes.push(`gzip file decompressed (${bytes.length} → ${content.length} bytes)`);
+  }
+  const collecting = new CollectingInflater();
+  let result: ImportResult | null = null;
+  let failure: unknown = null;
+  try {
+    result = importWith(file, content, options, collecting);
+  } catch (error) {
+    failure = error;
+  }
+  if (collecting.pending.length > 0) {
+    // Every compressed body is read before the bodies that follow them: run again with them inflated.
+    const inflated: Uint8Array[] = [];
+    for (const [i, { body, coding }] of collecting.pending.entries()) inflated.push(await inflate(body, coding, file, `compressed body ${i + 1}: `));
+    result = importWith(file, content, options, new ReadyInflater(inflated));
+  } else if (failure !== null) {
+    throw failure;
+  }
+  const done = result as ImportResult;
+  return { ...done, notes: [...notes, ...done.notes] };
+}
+
+function importWith(name: string, bytes: Uint8Array, options: ImportOptions, inflater?: BodyInflater): ImportResult {
   if (options.provider !== undefined && !isProviderName(options.provider)) {
     throw new UnsupportedProviderError(String(options.provider));
   }
   if (startsWithBytes(bytes, GZIP_MAGIC)) {
-    throw new ImportError("the file is gzip-compressed; toolwire's core has no decompressor. Decompress it first (gunzip).", "compressed", name);
+    throw new ImportError("the file is gzip-compressed: importFile is synchronous and cannot inflate it; use importRecording (or `toolwire import`), or gunzip it first.", "compressed", name);
   }
   const detected = detectFormat(name, bytes);
   if (detected === null) {
@@ -120,6 +167,10 @@ export function importFile(name: string, bytes: Uint8Array, options: ImportOptio
     case "sse":
       format = detected;
       streams = [{ sequence: null, provider: null, events: sseBodyToEvents(textOf(bytes, name, "SSE"), "", notes) }];
+      break;
+    case "json-array":
+      format = detected;
+      streams = [{ sequence: null, provider: null, events: jsonArrayBodyToEvents(textOf(bytes, name, "a JSON array"), name, "", notes) }];
       break;
     case "json-lines":
       format = detected;
@@ -156,7 +207,7 @@ export function importFile(name: string, bytes: Uint8Array, options: ImportOptio
     }
     case "httprr-v1":
       format = detected;
-      streams = httprrToStreams(bytes, name, notes);
+      streams = httprrToStreams(bytes, name, notes, inflater);
       break;
     case "yaml-cassette": {
       const doc = parseYaml(textOf(bytes, name, "YAML"), name, notes);
@@ -165,7 +216,7 @@ export function importFile(name: string, bytes: Uint8Array, options: ImportOptio
         throw new ImportError("YAML file is not an HTTP cassette: expected go-vcr v2 or VCR.py 'interactions'", "unrecognized_format", name);
       }
       format = cassette;
-      streams = cassetteToStreams(doc, cassette, name, notes);
+      streams = cassetteToStreams(doc, cassette, name, notes, inflater);
       break;
     }
   }

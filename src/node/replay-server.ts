@@ -24,7 +24,8 @@ import { ToolwireError } from "../errors.js";
  *   GET  /streams                                 the list of stream keys, as JSON
  *
  * Which stream a request gets: the one named by the `x-toolwire-stream` header or the `stream`
- * query parameter (a key from /streams, or a unique suffix of one after a `/` or `#`); otherwise
+ * query parameter (a key from /streams, a unique suffix of one after a `/` or `#`, or any part of
+ * exactly one key; an unknown name gets the closest keys in its 404); otherwise
  * the route's streams in turn, in file order, starting over after the last (round robin per
  * provider). Pacing by the records' `t` (ms since the stream started) is off unless the server's
  * `pace` option, the `x-toolwire-pace` header or the `pace` query parameter gives a factor
@@ -98,12 +99,27 @@ export async function loadReplayStreams(paths: readonly string[], options: { cwd
   return streams;
 }
 
+/** One request the replay server answered, for a request log. */
+export interface ReplayRequestLog {
+  method: string;
+  /** The path without the query. */
+  path: string;
+  status: number;
+  /** The stream served (null when none was). */
+  stream: string | null;
+  provider: ProviderName | null;
+  /** Why no stream was served, for an error status. */
+  reason?: string;
+}
+
 /** Options of `createReplayHandler`: default pacing and a hook called for each served request. */
 export interface ReplayHandlerOptions {
   /** Default pacing factor for every response; off when absent. */
   pace?: number;
   /** Called once per served request (tests use it to see what was requested; never logged by default). */
   onServe?: (info: { provider: ProviderName; key: string; path: string }) => void;
+  /** Called once per request the handler answers, with its status: `toolwire serve` logs them. */
+  onRequest?: (entry: ReplayRequestLog) => void;
 }
 
 /** Options of `startReplayServer`: the streams to serve, the port and the handler options. */
@@ -264,15 +280,13 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
   const pick = (provider: ProviderName, wanted: string | null): ReplayStream | string => {
     const candidates = streams.filter((stream) => stream.provider === provider);
     if (wanted !== null) {
-      const exact = candidates.find((stream) => stream.key === wanted);
-      if (exact) return exact;
-      const suffix = candidates.filter((stream) => stream.key.endsWith(`/${wanted}`) || stream.key.endsWith(`#${wanted}`));
-      if (suffix.length === 1) return suffix[0] as ReplayStream;
-      if (suffix.length > 1) return `stream '${wanted}' is ambiguous: ${suffix.map((stream) => stream.key).join(", ")}`;
-      const elsewhere = streams.find((stream) => stream.key === wanted);
-      return elsewhere
-        ? `stream '${wanted}' is a ${elsewhere.provider} stream; this route serves ${provider}`
-        : `no ${provider} stream named '${wanted}'; GET /streams lists them`;
+      const found = findStream(candidates, wanted);
+      if (!Array.isArray(found)) return found;
+      if (found.length > 1) return `stream '${wanted}' is ambiguous: it matches ${listKeys(found)}`;
+      const elsewhere = findStream(streams, wanted);
+      if (!Array.isArray(elsewhere)) return `stream '${wanted}' is a ${elsewhere.provider} stream${elsewhere.key !== wanted ? ` (${elsewhere.key})` : ""}; this route serves ${provider}`;
+      const closest = closestKeys(candidates, wanted, 3);
+      return `no ${provider} stream matches '${wanted}'${closest.length > 0 ? `; closest: ${closest.join(", ")}` : ""}; GET /streams lists them`;
     }
     if (candidates.length === 0) return `no ${provider} streams are loaded`;
     const next = turns.get(provider) ?? 0;
@@ -280,28 +294,41 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     return candidates[next % candidates.length] as ReplayStream;
   };
 
+  const log = (req: IncomingMessage, res: ServerResponse, path: string, stream: ReplayStream | null, reason?: string): void => {
+    options.onRequest?.({ method: req.method ?? "?", path, status: res.statusCode, stream: stream?.key ?? null, provider: stream?.provider ?? null, ...(reason !== undefined ? { reason } : {}) });
+  };
+
   return (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const handled = handle(req, res, url);
+    return handled;
+  };
+
+  function handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean {
     if (!isLoopbackHost(req.headers.host)) {
       sendError(res, 403, "permission_error", `refusing Host '${req.headers.host ?? ""}': the replay server answers loopback names only`);
+      log(req, res, url.pathname, null, "not a loopback Host");
       return true;
     }
     if (req.method === "GET" && url.pathname === "/streams") {
       sendJson(res, 200, { streams: streams.map((stream) => ({ key: stream.key, provider: stream.provider, events: stream.events.length, timed: stream.times !== undefined })) });
+      log(req, res, url.pathname, null);
       return true;
     }
     const target = route(url.pathname, url.searchParams);
     if (!target) return false;
     if (req.method !== "POST") {
       sendError(res, 405, "invalid_request_error", `${req.method ?? "?"} ${url.pathname}: streams are requested with POST`);
+      log(req, res, url.pathname, null, "streams are requested with POST");
       return true;
     }
     void serve(req, res, url, target).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, "api_error", (error as Error).message);
       else res.destroy(error as Error);
+      log(req, res, url.pathname, null, (error as Error).message);
     });
     return true;
-  };
+  }
 
   async function serve(req: IncomingMessage, res: ServerResponse, url: URL, target: Route): Promise<void> {
     const body = await readBody(req);
@@ -316,6 +343,7 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       const streaming = target.provider === "ollama" ? streamFlag !== false : streamFlag === true;
       if (!streaming) {
         sendError(res, 400, "invalid_request_error", "the replay server serves streams only: send `stream: true`");
+        log(req, res, url.pathname, null, "not a streaming request");
         return;
       }
     }
@@ -324,12 +352,14 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     const chosen = pick(target.provider, wanted ?? null);
     if (typeof chosen === "string") {
       sendError(res, 404, "not_found_error", chosen);
+      log(req, res, url.pathname, null, chosen);
       return;
     }
     const paceHeader = req.headers["x-toolwire-pace"];
     const pace = parsePace((Array.isArray(paceHeader) ? paceHeader[0] : paceHeader) ?? url.searchParams.get("pace"), options.pace);
     if (pace instanceof Error) {
       sendError(res, 400, "invalid_request_error", pace.message);
+      log(req, res, url.pathname, null, pace.message);
       return;
     }
     options.onServe?.({ provider: target.provider, key: chosen.key, path: url.pathname });
@@ -341,8 +371,62 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       "x-toolwire-stream": encodeURIComponent(chosen.key),
     });
     res.flushHeaders();
+    log(req, res, url.pathname, chosen);
     await writeEvents(res, target, chosen, pace);
   }
+}
+
+/**
+ * The stream a request names: the key itself, else the one key ending in `/<wanted>` or
+ * `#<wanted>`, else the one key containing it. Several matches of the same kind: all of them.
+ */
+export function findStream(streams: readonly ReplayStream[], wanted: string): ReplayStream | ReplayStream[] {
+  const exact = streams.find((stream) => stream.key === wanted);
+  if (exact) return exact;
+  const suffix = streams.filter((stream) => stream.key.endsWith(`/${wanted}`) || stream.key.endsWith(`#${wanted}`));
+  if (suffix.length === 1) return suffix[0] as ReplayStream;
+  if (suffix.length > 1) return suffix;
+  if (wanted === "") return [];
+  const lower = wanted.toLowerCase();
+  const containing = streams.filter((stream) => stream.key.toLowerCase().includes(lower));
+  return containing.length === 1 ? (containing[0] as ReplayStream) : containing;
+}
+
+function listKeys(streams: readonly ReplayStream[], max = 8): string {
+  const keys = streams.slice(0, max).map((stream) => stream.key);
+  return keys.join(", ") + (streams.length > max ? `, … (${streams.length - max} more)` : "");
+}
+
+/**
+ * The keys most like `wanted`, best first: edit distance to the key's last segment (or the whole
+ * key, whichever is closer). Both strings are capped at 200 characters, so a guess costs at most
+ * 40,000 steps per key.
+ */
+export function closestKeys(streams: readonly ReplayStream[], wanted: string, count: number): string[] {
+  const target = wanted.toLowerCase().slice(0, 200);
+  const scored = streams.map((stream) => {
+    const key = stream.key.toLowerCase();
+    const last = key.slice(Math.max(key.lastIndexOf("/"), key.lastIndexOf("#")) + 1);
+    return { key: stream.key, score: Math.min(editDistance(target, last.slice(0, 200)), editDistance(target, key.slice(0, 200))) };
+  });
+  scored.sort((a, b) => a.score - b.score || (a.key < b.key ? -1 : 1));
+  // Only keys that share something with the guess: at most as many edits as the guess is long, less one.
+  return scored.filter((entry) => entry.score < Math.max(1, target.length)).slice(0, count).map((entry) => entry.key);
+}
+
+/** Levenshtein distance with two rows. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let current = new Array<number>(b.length + 1).fill(0);
+  for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+    }
+    [previous, current] = [current, previous];
+  }
+  return previous[b.length] as number;
 }
 
 async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStream, pace: number | undefined): Promise<void> {
@@ -393,7 +477,10 @@ async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStr
 export async function startReplayServer(options: ReplayServerOptions): Promise<ReplayServer> {
   const handler = createReplayHandler(options.streams, options);
   const server: Server = createServer((req, res) => {
-    if (!handler(req, res)) sendError(res, 404, "not_found_error", `no route for ${req.method ?? "?"} ${req.url ?? ""}; see GET /streams and the routes in the README`);
+    if (!handler(req, res)) {
+      sendError(res, 404, "not_found_error", `no route for ${req.method ?? "?"} ${req.url ?? ""}; see GET /streams and the routes in the README`);
+      options.onRequest?.({ method: req.method ?? "?", path: (req.url ?? "/").split("?")[0] as string, status: 404, stream: null, provider: null, reason: "no route" });
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -3,11 +3,17 @@ export type { ValidationIssue, ValidationResult, ValidateOptions, IssueCode, Pat
 export { coerceArguments } from "./coerce.js";
 export type { Coercion, CoercionKind } from "./coerce.js";
 export { compileSchema, SchemaCompileError } from "./compile.js";
+export { compilePattern, translatePattern, UnsupportedPatternError } from "./regex.js";
+export type { LinearRegExp } from "./regex.js";
 export { buildExample, requirementLines, renderValidationMessage, conditionText, formatPath, suggestKey } from "./hints.js";
 export { sanitizeSchema, restoreToolArguments, carryToolArguments, targetSchemaAsJsonSchema } from "./sanitize.js";
 export type { SanitizeResult, SchemaChange } from "./sanitize.js";
 export { checkSchema } from "./check.js";
-export type { SchemaProblem, TargetName } from "./check.js";
+export type { SanitizeOptions, SchemaProblem, TargetName } from "./check.js";
+export { sanitizeTools, checkTools, InvalidToolsError } from "./tools.js";
+export type { CheckedTool, SanitizedTool, SanitizeToolsResult } from "./tools.js";
+export { detectToolShape, TOOL_SHAPES, ToolDefinitionGivenError } from "./tool-shape.js";
+export type { ToolShape } from "./tool-shape.js";
 export { carryArguments, restoreArguments } from "./value-map.js";
 export type { ArgumentMap, ValueMapStage, ValueMapNode } from "./value-map.js";
 export { SCHEMA_TARGETS, TARGETS, findTarget, resolveTarget, UnknownTargetError } from "./targets/index.js";

@@ -37,6 +37,8 @@ export interface FuzzOptions {
   minimizeBudget?: number;
   onFinding?: (finding: Finding) => void;
   onNote?: (note: string) => void;
+  /** Called after every checked case (shrinking included), for progress reports; keep it cheap. */
+  onCase?: (provider: ProviderName) => void;
   now?: () => number;
 }
 
@@ -94,7 +96,11 @@ export function runFuzz(options: FuzzOptions = {}): FuzzSummary {
       const roundSeedValue = roundSeed(seed, provider, round);
       const corpus = options.corpus?.[provider] ?? [];
       const counts = (summary.checks[provider] ??= {});
-      const property = fc.property(caseArbitrary(provider, corpus), (fuzzCase) => checkCase(fuzzCase, ignore, counts).length === 0);
+      const property = fc.property(caseArbitrary(provider, corpus), (fuzzCase) => {
+        const ok = checkCase(fuzzCase, ignore, counts).length === 0;
+        options.onCase?.(provider);
+        return ok;
+      });
       const parameters: fc.Parameters<[FuzzCase]> = { seed: roundSeedValue, numRuns };
       const budget = timeLeft();
       if (Number.isFinite(budget)) parameters.interruptAfterTimeLimit = Math.max(1, budget);

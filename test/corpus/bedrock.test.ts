@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { base64ToBytes } from "../../src/framing/aws-eventstream.js";
 import type { DecodedTurn } from "../../src/types.js";
-import { callFacts, cassetteBodies, cassetteRequests, corpusText, HAS_CORPUS, replayFile, unnamed } from "./support.js";
+import { callFacts, cassetteBodies, cassetteRequests, corpusText, replayFile, unnamed } from "./support.js";
 
 /**
  * Every Bedrock recording of the corpus: ConverseStream (decoded by `bedrock`) and
@@ -79,7 +79,7 @@ describe("bedrock corpus: InvokeModelWithResponseStream (Claude) records", () =>
   });
 });
 
-describe.skipIf(!HAS_CORPUS)("bedrock corpus: the binary bodies", () => {
+describe("bedrock corpus: the binary bodies", () => {
   const converse: Array<[string, string]> = [
     ["pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_iter_stream.yaml", "pydantic__pydantic-ai__test_bedrock__test_bedrock_model_iter_stream.ndjson"],
     ["pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_code_execution_tool_stream.yaml", "pydantic__pydantic-ai__test_bedrock__test_bedrock_model_code_execution_tool_stream.ndjson"],
@@ -145,7 +145,7 @@ describe.skipIf(!HAS_CORPUS)("bedrock corpus: the binary bodies", () => {
   });
 });
 
-describe.skipIf(!HAS_CORPUS)("bedrock corpus: the follow-up request is an independent oracle", () => {
+describe("bedrock corpus: the follow-up request is an independent oracle", () => {
   it("pydantic iter_stream: the next Converse request sends back the same text and toolUse", () => {
     const [, next] = cassetteRequests("pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_iter_stream.yaml") as Array<{
       messages: Array<{ role: string; content: Array<Record<string, unknown>> }>;

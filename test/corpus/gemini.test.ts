@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { encodeJsonArray } from "../../src/framing/json-array.js";
 import type { DecodedTurn } from "../../src/types.js";
-import { callFacts, cassetteBodies, cassetteRequests, corpusText, HAS_CORPUS, replayFile, unnamed } from "./support.js";
+import { callFacts, cassetteBodies, cassetteRequests, corpusText, replayFile, unnamed } from "./support.js";
 
 /**
  * Every Gemini and Vertex recording of the corpus, decoded from testdata/ and compared with what
@@ -135,7 +135,7 @@ describe("gemini corpus: streamed arguments (Vertex partialArgs)", () => {
   });
 });
 
-describe.skipIf(!HAS_CORPUS)("gemini corpus: the raw upstream bodies through the byte path", () => {
+describe("gemini corpus: the raw upstream bodies through the byte path", () => {
   const cassettes: Array<[string, string]> = [
     ["charmbracelet__fantasy/providertests__testdata__TestGoogleCommon__gemini-2.5-flash__multi_tool_streaming.yaml", "charmbracelet__fantasy__TestGoogleCommon__gemini-2.5-flash__multi_tool_streaming.ndjson"],
     ["charmbracelet__fantasy/providertests__testdata__TestGoogleCommon__gemini-3-pro-preview__multi_tool_streaming.yaml", "charmbracelet__fantasy__TestGoogleCommon__gemini-3-pro-preview__multi_tool_streaming.ndjson"],
@@ -176,7 +176,7 @@ describe.skipIf(!HAS_CORPUS)("gemini corpus: the raw upstream bodies through the
   });
 });
 
-describe.skipIf(!HAS_CORPUS)("gemini corpus: the follow-up request is an independent oracle", () => {
+describe("gemini corpus: the follow-up request is an independent oracle", () => {
   // The request after a tool-calling response sends the model's turn back as its client decoded
   // it: every functionCall (name, args) with the thoughtSignature on the same part, verbatim.
   const cases: Array<[string, string]> = [

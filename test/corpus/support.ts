@@ -6,7 +6,6 @@ import { replayEvents } from "../../src/replay.js";
 import type { DecodedTurn, ProviderName } from "../../src/types.js";
 import { CORPUS_DIR, REPO_ROOT } from "../import/corpus.js";
 
-export { HAS_CORPUS } from "../import/corpus.js";
 
 /** The recorded streams of `testdata/<provider>/<file>`. */
 export function records(provider: ProviderName, file: string): RecordedStream[] {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { encodeEventStreamMessage } from "../../src/framing/aws-eventstream.js";
 import { ImportError, importFile, providerFromUrl } from "../../src/import/index.js";
-import { corpusFile, HAS_CORPUS, utf8 } from "./corpus.js";
+import { corpusFile, utf8 } from "./corpus.js";
 
 const summary = (result: ReturnType<typeof importFile>) => result.streams.map((s) => [s.sequence, s.provider, s.events.length]);
 const firstLast = (events: { event?: string; data: unknown }[]) => [
@@ -10,7 +10,7 @@ const firstLast = (events: { event?: string; data: unknown }[]) => [
   events.at(-1)?.event ?? (typeof events.at(-1)?.data === "string" ? events.at(-1)?.data : Object.keys(events.at(-1)?.data as object)[0]),
 ];
 
-describe.skipIf(!HAS_CORPUS)("go-vcr v2 cassettes (corpus)", () => {
+describe("go-vcr v2 cassettes (corpus)", () => {
   it("imports charmbracelet/fantasy Anthropic multi_tool_streaming: one stream per interaction", () => {
     const { name, bytes } = corpusFile("charmbracelet__fantasy/providertests__testdata__TestAnthropicCommon__claude-sonnet-4__multi_tool_streaming.yaml");
     const result = importFile(name, bytes);
@@ -48,7 +48,7 @@ describe.skipIf(!HAS_CORPUS)("go-vcr v2 cassettes (corpus)", () => {
   });
 });
 
-describe.skipIf(!HAS_CORPUS)("VCR.py cassettes (corpus)", () => {
+describe("VCR.py cassettes (corpus)", () => {
   it("imports pydantic-ai's temporal cassette (body.string SSE, three streamed interactions)", () => {
     const { name, bytes } = corpusFile("pydantic__pydantic-ai/tests__cassettes__test_temporal__test_complex_agent_run.yaml");
     const result = importFile(name, bytes);
@@ -176,7 +176,7 @@ describe("cassettes (synthetic)", () => {
     ]);
   });
 
-  it("refuses a gzip-compressed body with a clear error", () => {
+  it("refuses a gzip-compressed body in the synchronous importFile, pointing at importRecording", () => {
     const gzip = new Uint8Array([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0xff, 0x03, 0]);
     const base64 = btoa(String.fromCharCode(...gzip));
     const yaml = `interactions:\n- request: {uri: "https://api.openai.com/v1/responses", method: POST}\n  response:\n    body: {string: !!binary "${base64}"}\n    headers: {Content-Encoding: [gzip], Content-Type: [text/event-stream]}\n    status: {code: 200, message: OK}\nversion: 1\n`;
@@ -186,7 +186,7 @@ describe("cassettes (synthetic)", () => {
     } catch (error) {
       expect(error).toBeInstanceOf(ImportError);
       expect((error as ImportError).code).toBe("compressed");
-      expect((error as ImportError).message).toMatch(/^gz\.yaml: interaction-0: the response body is compressed \(gzip\)/);
+      expect((error as ImportError).message).toMatch(/^gz\.yaml: interaction-0: the response body is gzip-compressed; importFile is synchronous .* use importRecording/);
     }
   });
 

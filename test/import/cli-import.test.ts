@@ -77,10 +77,10 @@ describe("toolwire import", () => {
   it("reports unreadable and unrecognized files as input errors naming the file", async () => {
     const missing = await cliError(["nope.yaml"]);
     expect(missing.exitCode).toBe(EXIT.input);
-    expect(missing.message).toBe("cannot read 'nope.yaml': no such file");
+    expect(missing.message).toBe("cannot read 'nope.yaml': no such file or directory");
     const prose = await cliError(["prose.txt"]);
     expect(prose.exitCode).toBe(EXIT.input);
-    expect(prose.message).toMatch(/^prose\.txt: unrecognized format: expected one of raw SSE text/);
+    expect(prose.message).toMatch(/^'prose\.txt': unrecognized format: expected one of raw SSE text/);
   });
 
   it("rejects missing or extra arguments and unknown flags as usage errors", async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ImportError, importFile } from "../../src/import/index.js";
-import { corpusFile, HAS_CORPUS, utf8 } from "./corpus.js";
+import { corpusFile, utf8 } from "./corpus.js";
 
-describe.skipIf(!HAS_CORPUS)("kilroy {sequence,event,data} NDJSON (corpus)", () => {
+describe("kilroy {sequence,event,data} NDJSON (corpus)", () => {
   it("is read as records: six labelled sequences, comments kept as notes", () => {
     const { name, bytes } = corpusFile("danshapiro__kilroy/internal__llm__providers__anthropic__testdata__kimi_tool_call_sequences.ndjson");
     const result = importFile(name, bytes, { provider: "anthropic" });

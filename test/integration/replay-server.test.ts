@@ -92,7 +92,7 @@ describe("replay server", () => {
     const client = anthropicClient(shared);
     await expect(client.messages.create({ ...ANTHROPIC_REQUEST, stream: true }, { headers: { "x-toolwire-stream": "no-such-stream" } })).rejects.toMatchObject({
       status: 404,
-      message: expect.stringContaining("no anthropic stream named 'no-such-stream'"),
+      message: expect.stringContaining("no anthropic stream matches 'no-such-stream'"),
     });
     const wrongProvider = await fetch(`${shared.url}/v1/messages`, { method: "POST", headers: { "x-toolwire-stream": streamsOf("ollama")[0]?.key ?? "" }, body: JSON.stringify({ stream: true }) });
     expect(wrongProvider.status).toBe(404);

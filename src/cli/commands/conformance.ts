@@ -6,26 +6,29 @@ import { conformanceRow, hasFindings, renderTable, summarize, summaryLine, type 
 import { replayEvents } from "../../replay.js";
 import { isProviderName, type DecodedTurn } from "../../types.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
-import { collectFiles, loadRecordedFile } from "./replay.js";
+import { collectInputFiles, inputError, loadRecording, type InputFile } from "../input.js";
 import { ToolwireError } from "../../errors.js";
 
 export const summary = "replay every recorded stream and compare each file with the expectation stored beside it";
 
 export const usage = `Usage: toolwire conformance [dir|file]... [--json]
 
-Replays every *.ndjson under the given directories (default: testdata) through the decoders and
-compares each file with <name>.expected.json beside it. Prints a table: provider, file, calls,
+Replays every *.ndjson under the given directories (default: testdata), and every recording file
+named (any format 'toolwire import' reads), through the decoders and compares each file with the
+expectation beside it: <name>.expected.json for <name>.ndjson, <file>.expected.json otherwise
+('toolwire expect' writes them). Prints a table: provider, file, calls,
 argument sources, repairs, stream status, and whether the result equals the expectation; then the
 differences of every file that differs, and a summary line.
 
   --json   one JSON document: {"files": [rows], "summary": {...}, "line": "..."}
 
 Files without an expectation are listed as "no expectation"; they are not failures. Fuzz
-regression files (testdata/regressions/) are skipped unless named: they record invariant
-violations, not expected turns, and the test suite replays them.
+regression files (regressions/ folders) are skipped unless named: they record invariant
+violations, not expected turns, and the test suite replays them. So is an upstream/ folder (raw
+corpus files, replayed through their imported copies).
 
 Exit codes: 0 every expectation holds; 1 a file differs from its expectation or could not be
-decoded or checked; 2 usage error; 3 a path cannot be read.`;
+decoded or checked; 2 usage error; 3 input error: a path that is missing, unreadable or empty.`;
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
   let parsed;
@@ -35,13 +38,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
   }
   const roots = parsed.positionals.length > 0 ? parsed.positionals : ["testdata"];
-  // Fuzz regressions hold invariant counterexamples, not expected turns: test/fuzz replays them.
-  const files = (await collectFiles(roots, ctx.cwd)).filter((path) => !/[\\/]regressions[\\/]/.test(relative(ctx.cwd, path)) || roots.some((root) => /regressions/.test(root)));
-  if (files.length === 0) throw new CliError(`no .ndjson files under ${roots.join(", ")}`, EXIT.input);
+  const files = (await collectInputFiles(roots, ctx.cwd)).filter((file) => !file.path.endsWith(".expected.json"));
+  if (files.length === 0) throw inputError(roots.join("', '"), "no .ndjson files in it");
   const base = await displayBase(roots, ctx.cwd);
 
   const rows = [];
-  for (const path of files) rows.push(conformanceRow(await check(path, relative(base, path) || path)));
+  for (const file of files) rows.push(conformanceRow(await check(file, relative(base, file.path) || file.path)));
   const totals = summarize(rows);
   if (parsed.values.json) {
     ctx.out(JSON.stringify({ files: rows, summary: totals, line: summaryLine(totals) }, null, 2) + "\n");
@@ -60,16 +62,18 @@ async function displayBase(roots: string[], cwd: string): Promise<string> {
   return cwd;
 }
 
-async function check(path: string, file: string): Promise<ConformanceInput> {
+async function check(input: InputFile, file: string): Promise<ConformanceInput> {
+  const path = input.path;
   let expectation: Expectation | null;
   try {
     expectation = await readExpectation(expectationPath(path));
   } catch (error) {
     return { file, provider: null, turns: [], expectation: null, error: `the expectation ${relativeName(expectationPath(path))} cannot be used: ${(error as Error).message}` };
   }
+  // Missing, unreadable or empty recordings are input errors (exit 3), as in every command.
+  const loaded = await loadRecording(input);
   const turns: DecodedTurn[] = [];
   try {
-    const loaded = await loadRecordedFile(path, undefined);
     for (const stream of loaded.streams) turns.push(replayEvents(stream));
   } catch (error) {
     return { file, provider: expectation?.provider ?? null, turns: [], expectation, error: `cannot decode: ${(error as Error).message}` };

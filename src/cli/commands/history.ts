@@ -3,7 +3,10 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkHistory, HISTORY_FORMATS, ID_RULES, isHistoryFormat, isIdRule, repairHistory } from "../../history/index.js";
 import type { Edit, Fault, HistoryFormat, HistoryOptions, RepairPolicy } from "../../history/index.js";
+import { findTarget } from "../../schema/targets/index.js";
+import type { SchemaTarget } from "../../schema/targets/types.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
+import { readError } from "../input.js";
 
 export const summary = "check or repair the pairing of tool calls and results in a conversation history file";
 
@@ -15,7 +18,8 @@ out of place, duplicate or rejected ids, unusable arguments, empty text, missing
 signatures, …), or repairs it. The file holds the list of messages, or a request body with
 "messages" (anthropic, openai-chat, bedrock), "input" (openai-responses) or "contents" (gemini).
 
-  --format F     ${HISTORY_FORMATS.join(", ")}
+  --format F     ${HISTORY_FORMATS.join(", ")}; or a name 'schema --target' accepts for
+                 the same API (claude, vertex-anthropic, google, vertex, grok, kimi, llama.cpp, …)
   --policy P     repair choices, as comma-separated key=value pairs:
                    dangling=insert|drop      call without a result: add an error result (default) or remove the call
                    orphans=text|drop         result without a call: turn it into user text (default) or remove it
@@ -75,9 +79,7 @@ async function load(path: string, shown: string, format: HistoryFormat): Promise
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
-    throw new CliError(`cannot read '${shown}': ${reason}`, EXIT.input);
+    throw readError(shown, error);
   }
   let document: unknown;
   try {
@@ -90,6 +92,37 @@ async function load(path: string, shown: string, format: HistoryFormat): Promise
   const list = typeof document === "object" && document !== null ? (document as Record<string, unknown>)[key] : undefined;
   if (!Array.isArray(list)) throw new CliError(`'${shown}' holds neither a list of messages nor a request body with a "${key}" list (format ${format}).`, EXIT.input);
   return { document, messages: list, key };
+}
+
+/**
+ * The history format of each schema target, so that --format takes the names --target takes.
+ * Null: the target speaks more than one message format (OpenAI: Chat Completions and Responses).
+ */
+const FORMAT_OF_TARGET: Record<SchemaTarget, HistoryFormat | null> = {
+  openai: null,
+  "openai-strict": null,
+  anthropic: "anthropic",
+  "anthropic-strict": "anthropic",
+  gemini: "gemini",
+  bedrock: "bedrock",
+  // OpenAI-compatible servers: their history is Chat Completions messages.
+  xai: "openai-chat",
+  llamacpp: "openai-chat",
+  kimi: "openai-chat",
+  fireworks: "openai-chat",
+};
+
+/** A history format by its own name, or by any name `schema --target` accepts for the same API. */
+export function historyFormat(name: string): HistoryFormat {
+  const key = name.trim().toLowerCase();
+  if (isHistoryFormat(key)) return key;
+  const target = findTarget(key);
+  if (target) {
+    const format = FORMAT_OF_TARGET[target.name];
+    if (format) return format;
+    throw new CliError(`'${name}' names more than one history format: use openai-chat (Chat Completions) or openai-responses (Responses).`, EXIT.usage);
+  }
+  throw new CliError(`unknown format '${name}'. Expected one of: ${HISTORY_FORMATS.join(", ")} (or a schema target name such as claude, google, grok).`, EXIT.usage);
 }
 
 function rebuild(loaded: Loaded, messages: unknown[]): unknown {
@@ -132,8 +165,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (action !== "check" && action !== "repair") throw new CliError(`expected 'check' or 'repair', got ${action === undefined ? "nothing" : `'${action}'`}.\n${usage}`, EXIT.usage);
   if (file === undefined || extra.length > 0) throw new CliError(`expected exactly one history file.\n${usage}`, EXIT.usage);
   if (values.format === undefined) throw new CliError(`--format is required (${HISTORY_FORMATS.join(", ")}).`, EXIT.usage);
-  if (!isHistoryFormat(values.format)) throw new CliError(`unknown format '${values.format}'. Expected one of: ${HISTORY_FORMATS.join(", ")}.`, EXIT.usage);
-  const format = values.format;
+  const format = historyFormat(values.format);
   const options: HistoryOptions = {};
   if (values.ids !== undefined) {
     if (!isIdRule(values.ids)) throw new CliError(`unknown id rule '${values.ids}'. Expected one of: ${ID_RULES.join(", ")}.`, EXIT.usage);

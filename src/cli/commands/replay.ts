@@ -1,74 +1,55 @@
-import { readFile, readdir, stat } from "node:fs/promises";
-import { relative, resolve, join } from "node:path";
+import { relative } from "node:path";
 import { parseArgs } from "node:util";
-import { parseRecords, RecordFormatError } from "../../framing/records.js";
-import { importFile } from "../../import/index.js";
-import { ProviderDetectionError } from "../../providers/detect.js";
+import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
 import { supportedProviders, UnsupportedProviderError } from "../../providers/registry.js";
-import { replayEvents, toReplayJson, type ReplayInput } from "../../replay.js";
-import { isProviderName, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
+import { replayEvents, toReplayJson } from "../../replay.js";
+import { isProviderName, PROVIDERS, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
+import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../../text-calls/syntaxes.js";
+import type { TextCallSetting } from "../../text-calls/options.js";
+import { collectInputFiles, inputError, loadRecording, SKIPPED_FOLDERS } from "../input.js";
+import { fitLine } from "../text.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
 
-export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--json]
+export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--verbose] [--json] [--text-calls auto|S,...]
 
-Decodes every recorded stream in the given files (directories are searched for *.ndjson)
-through the same push core a live stream uses.
+Decodes every recorded stream in the given files (directories are searched for *.ndjson,
+except ${Object.keys(SKIPPED_FOLDERS).join("/ and ")}/ folders unless named) through the same push core a live stream uses.
+Files may also be any format 'toolwire import' reads (SSE, cassettes, httprr, .gz, …).
 
-  --provider P   decode as provider P (${"anthropic, openai-chat, openai-responses, gemini, bedrock, ollama"});
+Prints every call when that fits on one screen, else a summary per provider with the notable
+findings.
+
+  --provider P   decode as provider P (${PROVIDERS.join(", ")});
                  default: the records' provider field, else detection from the payloads
   --sequence S   only the stream named S
-  --json         one JSON object per stream (the replay contract of DESIGN.md)
+  --verbose      every stream and call, however long
+  --json         one JSON object per stream (the replay contract of docs/design.md)
+  --text-calls X also read tool calls written into the text: auto, or syntax names separated
+                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
 
-Exit codes: 0 replayed; 2 usage error (unknown flag or provider); 3 unreadable file,
-unrecognized format, or provider not recognizable.`;
+Exit codes: 0 replayed; 2 usage error (unknown flag or provider); 3 input error: a path that
+is missing, unreadable, a directory where a file is needed, or empty; an unrecognized format;
+or a provider not recognizable from the payloads.`;
 
-interface LoadedFile {
-  path: string;
-  streams: ReplayInput[];
+/** One recorded file and what its streams decoded to. */
+interface ReplayedFile {
+  shown: string;
+  /** The path below the directory it was found in: short enough for the notable findings. */
+  short: string;
+  turns: DecodedTurn[];
 }
 
-export async function collectFiles(paths: string[], cwd: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const path of paths) {
-    const absolute = resolve(cwd, path);
-    let info;
-    try {
-      info = await stat(absolute);
-    } catch {
-      throw new CliError(`cannot read '${path}': no such file or directory`, EXIT.input);
-    }
-    if (info.isDirectory()) {
-      const entries = await readdir(absolute, { recursive: true });
-      files.push(...entries.filter((entry) => entry.endsWith(".ndjson")).sort().map((entry) => join(absolute, entry)));
-    } else {
-      files.push(absolute);
-    }
+function parseTextCalls(value: string | undefined): TextCallSetting | undefined {
+  if (value === undefined) return undefined;
+  if (value === "auto") return "auto";
+  const names = value.split(",").map((name) => name.trim()).filter((name) => name.length > 0);
+  const unknown = names.filter((name) => !isTextCallSyntaxName(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
   }
-  return files;
-}
-
-export async function loadRecordedFile(path: string, provider: ProviderName | undefined): Promise<LoadedFile> {
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await readFile(path));
-  } catch (error) {
-    throw new CliError(`cannot read '${path}': ${(error as Error).message}`, EXIT.input);
-  }
-  try {
-    if (path.endsWith(".ndjson")) {
-      const streams = parseRecords(new TextDecoder().decode(bytes));
-      return { path, streams };
-    }
-    const imported = importFile(path, bytes, provider ? { provider } : {});
-    return { path, streams: imported.streams };
-  } catch (error) {
-    if (error instanceof RecordFormatError || error instanceof Error) {
-      throw new CliError(`'${path}': ${error.message}`, EXIT.input);
-    }
-    throw error;
-  }
+  return names as TextCallSyntaxName[];
 }
 
 function parseProvider(value: string | undefined): ProviderName | undefined {
@@ -77,6 +58,25 @@ function parseProvider(value: string | undefined): ProviderName | undefined {
     throw new CliError(`unknown provider '${value}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
   }
   return value;
+}
+
+/** Nothing decoded: no call, no text, no reasoning. */
+function decodedNothing(turn: DecodedTurn): boolean {
+  return turn.toolCalls.length === 0 && turn.serverToolCalls.length === 0 && turn.text === "" && turn.reasoning === "";
+}
+
+/**
+ * With a forced provider that understood none of the events, the name of the provider they look
+ * like (when detection finds exactly one other), else null.
+ */
+export function lookalikeProvider(turn: DecodedTurn, events: Parameters<typeof detectProvider>[0], forced: ProviderName): ProviderName | null {
+  if (!decodedNothing(turn) || events.length === 0) return null;
+  try {
+    const detected = detectProvider(events);
+    return detected !== forced ? detected : null;
+  } catch {
+    return null;
+  }
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
@@ -89,6 +89,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         provider: { type: "string" },
         sequence: { type: "string" },
         json: { type: "boolean", default: false },
+        verbose: { type: "boolean", short: "v", default: false },
+        "text-calls": { type: "string" },
       },
     });
   } catch (error) {
@@ -97,92 +99,176 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
   const provider = parseProvider(values.provider);
-  const files = await collectFiles(positionals, ctx.cwd);
-  if (files.length === 0) throw new CliError(`no .ndjson files under ${positionals.join(", ")}`, EXIT.input);
+  const textCalls = parseTextCalls(values["text-calls"]);
+  const files = await collectInputFiles(positionals, ctx.cwd);
+  if (files.length === 0) throw inputError(positionals.join("', '"), "no .ndjson files in it");
 
-  const report = new ReadableReport();
+  const replayed: ReplayedFile[] = [];
   let matched = 0;
-  for (const path of files) {
-    const loaded = await loadRecordedFile(path, provider);
-    const display = relative(ctx.cwd, path) || path;
+  for (const file of files) {
+    const loaded = await loadRecording(file);
     const turns: DecodedTurn[] = [];
     for (const stream of loaded.streams) {
       if (values.sequence !== undefined && stream.sequence !== values.sequence) continue;
       matched++;
+      const where = `'${file.shown}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}`;
       let turn: DecodedTurn;
       try {
-        turn = replayEvents(stream, provider ? { provider } : {});
+        turn = replayEvents(stream, { ...(provider ? { provider } : {}), ...(textCalls ? { textCalls } : {}) });
       } catch (error) {
-        if (error instanceof ProviderDetectionError) throw new CliError(`'${display}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}: ${error.message}`, EXIT.input);
-        if (error instanceof UnsupportedProviderError) throw new CliError(`'${display}': ${error.message}`, EXIT.input);
+        if (error instanceof ProviderDetectionError || error instanceof UnsupportedProviderError) throw new CliError(`${where}: ${error.message}`, EXIT.input);
         throw error;
+      }
+      if (provider) {
+        const lookalike = lookalikeProvider(turn, stream.events, provider);
+        if (lookalike) ctx.err(`toolwire replay: ${where}: decoded as ${provider}, nothing in it is ${provider}; its events look like ${lookalike} (try --provider ${lookalike}).\n`);
       }
       turns.push(turn);
       if (values.json) ctx.out(JSON.stringify(toReplayJson(turn)) + "\n");
     }
-    if (!values.json) report.file(display, turns);
+    replayed.push({ shown: file.shown, short: relative(file.root, file.path) || file.shown, turns });
   }
   if (values.sequence !== undefined && matched === 0) {
     throw new CliError(`no stream named '${values.sequence}' in ${files.length} file(s)`, EXIT.input);
   }
-  if (!values.json) ctx.out(report.render());
+  if (!values.json) ctx.out(renderReport(replayed, { verbose: values.verbose, columns: ctx.columns ?? 80, rows: ctx.rows ?? 40 }));
   return EXIT.ok;
 }
 
-/** The human-readable report: one block per file, one line per call, and a closing summary. */
-class ReadableReport {
-  private lines: string[] = [];
-  private totals = { files: 0, streams: 0, calls: 0, ok: 0, repaired: 0, truncated: 0, invalid: 0, serverCalls: 0, incomplete: 0, errors: 0 };
-  private byProvider = new Map<string, number>();
+interface Totals {
+  files: number;
+  streams: number;
+  calls: number;
+  repaired: number;
+  truncated: number;
+  invalid: number;
+  server: number;
+  incomplete: number;
+  errors: number;
+}
 
-  file(path: string, turns: DecodedTurn[]): void {
-    this.totals.files++;
-    this.lines.push(path);
-    for (const turn of turns) {
-      this.totals.streams++;
-      this.byProvider.set(turn.provider, (this.byProvider.get(turn.provider) ?? 0) + 1);
-      if (turn.status === "incomplete") this.totals.incomplete++;
-      if (turn.status === "error") this.totals.errors++;
-      const name = turn.sequence ?? "(stream)";
+function emptyTotals(): Totals {
+  return { files: 0, streams: 0, calls: 0, repaired: 0, truncated: 0, invalid: 0, server: 0, incomplete: 0, errors: 0 };
+}
+
+function add(totals: Totals, turn: DecodedTurn): void {
+  totals.streams++;
+  totals.server += turn.serverToolCalls.length;
+  if (turn.status === "incomplete") totals.incomplete++;
+  if (turn.status === "error") totals.errors++;
+  for (const call of turn.toolCalls) {
+    totals.calls++;
+    if (call.error?.code === "truncated") totals.truncated++;
+    else if (call.error) totals.invalid++;
+    else if (call.repairs.length > 0) totals.repaired++;
+  }
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+/**
+ * The human-readable report: every call when `verbose` or when the listing fits in `rows` lines;
+ * otherwise a table per provider and the notable findings. Every line fits in `columns`.
+ */
+export function renderReport(files: readonly ReplayedFile[], options: { verbose: boolean; columns: number; rows: number }): string {
+  const width = Math.max(40, options.columns);
+  const totals = emptyTotals();
+  const byProvider = new Map<string, Totals & { fileNames: Set<string> }>();
+  for (const file of files) {
+    totals.files++;
+    for (const turn of file.turns) {
+      add(totals, turn);
+      let row = byProvider.get(turn.provider);
+      if (!row) byProvider.set(turn.provider, (row = { ...emptyTotals(), fileNames: new Set() }));
+      row.fileNames.add(file.shown);
+      add(row, turn);
+    }
+  }
+  const closing = `Replayed ${plural(totals.files, "file")}, ${plural(totals.streams, "stream")}, ${plural(totals.calls, "tool call")}: ${totals.calls - totals.repaired - totals.truncated - totals.invalid} as sent, ${totals.repaired} repaired, ${totals.truncated} truncated, ${totals.invalid} invalid; ${plural(totals.server, "server tool call")}; ${totals.incomplete} incomplete and ${totals.errors} errored stream(s).`;
+
+  const listing = detailLines(files);
+  if (options.verbose || listing.length + 3 <= options.rows) {
+    return [...listing.map((line) => fitLine(line, width)), "", ...wrap(closing, width)].join("\n") + "\n";
+  }
+
+  const header = ["provider", "files", "streams", "calls", "repaired", "truncated", "invalid", "server"];
+  const rows = [...byProvider].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, row]) => [name, row.fileNames.size, row.streams, row.calls, row.repaired, row.truncated, row.invalid, row.server].map(String));
+  rows.push(["total", totals.files, totals.streams, totals.calls, totals.repaired, totals.truncated, totals.invalid, totals.server].map(String));
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] as string).length)));
+  const cells = (row: string[]): string => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join("  ");
+  const lines = [...wrap(closing, width), "", fitLine(cells(header), width), ...rows.map((row) => fitLine(cells(row), width))];
+  const notable = notableLines(files);
+  if (notable.length > 0) lines.push("", "Notable:", ...notable.map((line) => fitLine(`  ${line}`, width)));
+  lines.push("", fitLine("Details: --verbose (every call), --json (one object per stream).", width));
+  return lines.join("\n") + "\n";
+}
+
+function detailLines(files: readonly ReplayedFile[]): string[] {
+  const lines: string[] = [];
+  for (const file of files) {
+    lines.push(file.shown);
+    for (const turn of file.turns) {
       const warnings = turn.diagnostics.filter((d) => d.severity === "warning" || d.severity === "error").map((d) => d.code);
-      this.lines.push(
-        `  ${name}: ${turn.provider}, ${turn.status}, finish=${turn.finishReason ?? "none"}` +
+      lines.push(
+        `  ${turn.sequence ?? "(stream)"}: ${turn.provider}, ${turn.status}, finish=${turn.finishReason ?? "none"}` +
           (turn.text ? `, text ${turn.text.length} chars` : "") +
           (turn.serverToolCalls.length ? `, ${turn.serverToolCalls.length} server tool call(s)` : "") +
           (warnings.length ? `, diagnostics: ${[...new Set(warnings)].join(" ")}` : ""),
       );
-      this.totals.serverCalls += turn.serverToolCalls.length;
-      for (const call of turn.toolCalls) this.lines.push(`    ${this.call(call)}`);
+      for (const call of turn.toolCalls) lines.push(`    ${callLine(call)}`);
     }
   }
-
-  private call(call: ToolCall): string {
-    this.totals.calls++;
-    if (call.error) {
-      if (call.error.code === "truncated") this.totals.truncated++;
-      else this.totals.invalid++;
-      return `✗ ${call.name} ${call.id} ${call.error.code}${call.error.cause ? ` (${call.error.cause})` : ""}: ${clip(call.rawArguments, 60)}`;
-    }
-    if (call.repairs.length) this.totals.repaired++;
-    else this.totals.ok++;
-    const how = `source=${call.source}${call.repairs.length ? ` repairs=${call.repairs.join(",")}` : ""}`;
-    return `${call.repairs.length ? "~" : "✓"} ${call.name} ${call.id} ${clip(JSON.stringify(call.arguments), 80)} ${how}`;
-  }
-
-  render(): string {
-    const t = this.totals;
-    const providers = [...this.byProvider].map(([name, count]) => `${name} ${count}`).join(", ");
-    this.lines.push(
-      "",
-      `Replayed ${t.files} file(s), ${t.streams} stream(s) (${providers}): ${t.calls} tool call(s): ` +
-        `${t.ok} ok, ${t.repaired} repaired, ${t.truncated} truncated, ${t.invalid} invalid; ` +
-        `${t.serverCalls} server tool call(s); ${t.incomplete} incomplete and ${t.errors} errored stream(s).`,
-    );
-    return this.lines.join("\n") + "\n";
-  }
+  return lines;
 }
 
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+function callLine(call: ToolCall): string {
+  if (call.error) return `✗ ${call.name} ${call.id} ${call.error.code}${call.error.cause ? ` (${call.error.cause})` : ""}: ${flat(call.rawArguments)}`;
+  const how = `source=${call.source}${call.repairs.length ? ` repairs=${call.repairs.join(",")}` : ""}`;
+  return `${call.repairs.length ? "~" : "✓"} ${call.name} ${call.id} ${how} ${flat(JSON.stringify(call.arguments))}`;
+}
+
+function flat(text: string): string {
+  return text.replace(/\s+/g, " ");
+}
+
+/** A few lines a reader should not miss: what was repaired, cut off or invalid, and where first. */
+function notableLines(files: readonly ReplayedFile[]): string[] {
+  const repairs = new Map<string, { count: number; first: string }>();
+  const errors = new Map<string, { count: number; first: string }>();
+  const statuses = new Map<string, { count: number; first: string }>();
+  const count = (map: Map<string, { count: number; first: string }>, key: string, where: string): void => {
+    const entry = map.get(key);
+    if (entry) entry.count++;
+    else map.set(key, { count: 1, first: where });
+  };
+  for (const file of files) {
+    for (const turn of file.turns) {
+      const where = `${file.short}${turn.sequence ? `#${turn.sequence}` : ""}`;
+      if (turn.status !== "complete") count(statuses, turn.status, where);
+      for (const call of turn.toolCalls) {
+        for (const repair of call.repairs) count(repairs, repair, where);
+        if (call.error) count(errors, `${call.error.code}${call.error.cause ? ` (${call.error.cause})` : ""}`, where);
+      }
+    }
+  }
+  const describe = (map: Map<string, { count: number; first: string }>, mark: string, what: string): string[] =>
+    [...map].sort(([, a], [, b]) => b.count - a.count).map(([key, entry]) => `${mark} ${entry.count}× ${what} ${key}, first in ${entry.first}`);
+  return [...describe(errors, "✗", "call"), ...describe(repairs, "~", "repair"), ...describe(statuses, "!", "stream")].slice(0, 8);
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === "" ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }

@@ -14,6 +14,11 @@ import { ToolwireError } from "../errors.js";
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
+/**
+ * Stall protection for `decodeStream` and `collectTurn`: an idle timeout (on by default), a
+ * deadline and an abort signal; each ends the turn `incomplete` with its open calls truncated,
+ * never hangs it.
+ */
 export interface WatchdogOptions {
   /**
    * Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count.

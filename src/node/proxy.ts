@@ -38,6 +38,7 @@ export interface ProxyOptions {
   fetch?: FetchLike;
 }
 
+/** A running `toolwire proxy` server on loopback (from `startProxy`). */
 export interface ProxyServer {
   readonly url: string;
   readonly port: number;
@@ -60,6 +61,10 @@ export function repairSummary(reports: readonly RepairReport[]): string {
   return [...new Set(reports.map((report) => `${report.action === "withheld" ? "withheld:" : ""}${report.code}`))].join(",");
 }
 
+/**
+ * The proxy's request handler on its own, to mount in an existing Node HTTP server; throws a
+ * ToolwireError (`invalid_upstream`) for an upstream that is not an absolute URL.
+ */
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   let upstream: URL;
   try {

@@ -43,7 +43,8 @@ export type TargetName = SchemaTarget | (string & {});
 
 /**
  * What in `schema` the target would reject or silently ignore, without changing it;
- * `sanitizeSchema` fixes what is fixable.
+ * `sanitizeSchema` fixes what is fixable. A whole tool definition is refused
+ * (ToolDefinitionGivenError): use checkTools for those.
  */
 export function checkSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SchemaProblem[] {
   refuseToolDefinition(schema, "checkSchema");

@@ -8,6 +8,7 @@ import { ToolwireError } from "../errors.js";
 
 import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
+/** A JSON Schema object node (as opposed to the boolean schemas `true` and `false`). */
 export type SchemaNode = Record<string, unknown>;
 /** A JSON Schema (2020-12): an object or a boolean. */
 export type Schema = boolean | SchemaNode;

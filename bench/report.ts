@@ -32,6 +32,8 @@ export interface PeerRow {
   peerMs: number;
   budgetMs: number;
   turnsPerSecond?: number;
+  /** Why the library did not decode the stream at all (it threw). */
+  failed?: string;
 }
 
 export interface MemoryRow {
@@ -67,6 +69,8 @@ export interface BenchResults {
   node: string;
   machine: { cpu: string; cores: number; memoryGb: number; os: string };
   processesPerConfiguration: number;
+  /** Processes per peer configuration, when it differs from `processesPerConfiguration`. */
+  peerProcesses?: number;
   quick: boolean;
   peerBudgetMs: number;
   doors: Record<string, string>;
@@ -194,12 +198,16 @@ export function renderBench(results: BenchResults): string {
     if (results.peerVersions) {
       out.push(`Versions: ${Object.entries(results.peerVersions).map(([name, version]) => `${name} ${version}`).join(", ")}.`, "");
     }
-    out.push("| stream | size | library (door) | CPU per turn | ratio to baseline | stream read |");
-    out.push("|---|---|---|---|---|---|");
+    out.push("| stream | size | library (door) | CPU per turn | ratio to baseline | stream read | processes |");
+    out.push("|---|---|---|---|---|---|---|");
     for (const row of results.peers) {
       const label = results.peerLabels[row.peer] ?? row.peer;
+      if (row.failed !== undefined) {
+        out.push(`| ${stream(row)} | ${size(row.size)} | ${label} | failed: ${row.failed.replace(/\|/g, "\\|")} | | | ${row.processes} |`);
+        continue;
+      }
       const rate = row.turnsPerSecond !== undefined ? ` (${row.turnsPerSecond}/s)` : "";
-      out.push(`| ${stream(row)} | ${size(row.size)} | ${label} | ${row.stopped ? "≥ " : ""}${ms(row.peerMs)}${rate} | ${row.stopped ? "≥ " : ""}${x(row.ratio)} | ${row.stopped ? `${(row.share * 100).toFixed(1)}% (budget spent)` : "100%"} |`);
+      out.push(`| ${stream(row)} | ${size(row.size)} | ${label} | ${row.stopped ? "≥ " : ""}${ms(row.peerMs)}${rate} | ${row.stopped ? "≥ " : ""}${x(row.ratio)} | ${row.stopped ? `${(row.share * 100).toFixed(1)}% (budget spent)` : "100%"} | ${row.processes} |`);
     }
   }
   if (results.memory.length > 0) {

@@ -28,7 +28,12 @@ const jsonPath = jsonAt >= 0 ? args[jsonAt + 1] : undefined;
 const onlyAt = args.indexOf("--only");
 const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const withPeers = !args.includes("--no-peers");
+const reuseAt = args.indexOf("--reuse-ratios");
+/** Takes the ratio rows from an earlier run's JSON and measures the rest (cold import, memory, peers). */
+const reuseRatios = reuseAt >= 0 ? args[reuseAt + 1] : undefined;
 const PROCESSES = quick ? 1 : Number(process.env.TOOLWIRE_BENCH_PROCESSES ?? 3);
+/** Processes per peer configuration (a peer that spends its budget is not repeated). */
+const PEER_PROCESSES = Number(process.env.TOOLWIRE_BENCH_PEER_PROCESSES ?? PROCESSES);
 const PEER_BUDGET_MS = Number(process.env.TOOLWIRE_BENCH_PEER_BUDGET_MS ?? 8_000);
 const KB = 1024;
 const SIZES = [100 * KB, 400 * KB, 1024 * KB];
@@ -166,11 +171,21 @@ function measurePeers(): PeerRow[] {
     for (const peer of Object.keys(PEERS) as PeerName[]) {
       if (!peerFits(peer, spec.protocol) || !selected(`${scenarioId(spec)} ${peer}`)) continue;
       const results: PeerResult[] = [];
-      for (let round = 0; round < PROCESSES; round++) {
-        const result = runTask<PeerResult>({ kind: "peer", spec, peer, budgetMs: PEER_BUDGET_MS, runs: spec.shape === "small" ? 3 : spec.size > 500 * KB ? 1 : 3 });
+      let failed: string | null = null;
+      for (let round = 0; round < PEER_PROCESSES; round++) {
+        const result = runTask<PeerResult | { failed: string }>({ kind: "peer", spec, peer, budgetMs: PEER_BUDGET_MS, runs: spec.shape === "small" ? 3 : spec.size > 500 * KB ? 1 : 3 });
+        if ("failed" in result) {
+          failed = result.failed;
+          break;
+        }
         results.push(result);
         // A peer that spent its budget would spend it again: one process says it.
         if (result.stopped) break;
+      }
+      if (failed !== null) {
+        rows.push({ ...spec, peer, processes: 1, stopped: false, failed, share: 0, ratio: Number.NaN, baselineMs: Number.NaN, peerMs: Number.NaN, budgetMs: PEER_BUDGET_MS });
+        log(`  ${scenarioId(spec)} ${peer}: failed (${failed})`);
+        continue;
       }
       const stopped = results.some((r) => r.stopped);
       const row: PeerRow = {
@@ -220,7 +235,7 @@ log(`toolwire benchmark: node ${process.version}, ${PROCESSES} process(es) per c
 log("cold import:");
 const cold = measureColdImport();
 log("CPU ratios to the baseline:");
-const ratios = measureRatios();
+const ratios = reuseRatios ? (JSON.parse(readFileSync(reuseRatios, "utf8")) as BenchResults).ratios : measureRatios();
 log("memory:");
 const memory = measureMemory();
 const stream50 = measureStream50();
@@ -231,7 +246,8 @@ const results: BenchResults = {
   date: new Date().toISOString().slice(0, 10),
   node: process.version,
   machine: machine(),
-  processesPerConfiguration: PROCESSES,
+  processesPerConfiguration: reuseRatios ? (JSON.parse(readFileSync(reuseRatios, "utf8")) as BenchResults).processesPerConfiguration : PROCESSES,
+  peerProcesses: PEER_PROCESSES,
   quick,
   peerBudgetMs: PEER_BUDGET_MS,
   doors: { ...DOORS },

@@ -72,6 +72,8 @@ export interface BenchResults {
   /** Processes per peer configuration, when it differs from `processesPerConfiguration`. */
   peerProcesses?: number;
   quick: boolean;
+  /** What the reader should know about how this run was put together. */
+  note?: string;
   peerBudgetMs: number;
   doors: Record<string, string>;
   peerLabels: Record<string, string>;
@@ -161,6 +163,7 @@ export function renderBench(results: BenchResults): string {
       `ratios are the median of the per-process ratios${results.quick ? " (a --quick run)" : ""}. Every row reads the same bytes from a ReadableStream of 16 KB chunks, as \`fetch\` delivers them; arguments stream in 16-character deltas.`,
     "",
   );
+  if (results.note) out.push(results.note, "");
   const large = groups(results.ratios.filter((r) => r.shape !== "small"));
   if (large.length > 0) {
     out.push("CPU time relative to the baseline (lower is better; the baseline's own time in its column):", "");

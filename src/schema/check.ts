@@ -43,8 +43,9 @@ export type TargetName = SchemaTarget | (string & {});
 
 /**
  * What in `schema` the target would reject or silently ignore, without changing it;
- * `sanitizeSchema` fixes what is fixable. Throws TooDeepError for a schema nested deeper than
- * MAX_SCHEMA_DEPTH.
+ * `sanitizeSchema` fixes what is fixable. A whole tool definition is refused
+ * (ToolDefinitionGivenError): use checkTools for those. Throws TooDeepError for a schema nested
+ * deeper than MAX_SCHEMA_DEPTH.
  */
 export function checkSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SchemaProblem[] {
   refuseToolDefinition(schema, "checkSchema");

@@ -47,7 +47,8 @@ const MAX_PASSES = 4;
 /**
  * Rewrites a tool schema so that `target` accepts it, moving what it cannot express into
  * descriptions; each change is listed, and `restoreToolArguments` maps the model's arguments back
- * to the original schema.
+ * to the original schema. A whole tool definition is refused (ToolDefinitionGivenError): use
+ * sanitizeTools for those.
  */
 export function sanitizeSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SanitizeResult {
   refuseToolDefinition(schema, "sanitizeSchema");

@@ -184,8 +184,8 @@ describe("README example: guards", () => {
       ["read_file", bad],
       ["read_file", bad],
       ["write_file", '{"path": "src/b.ts", "text": "x"}'],
-      // A missing comma: its repair would invent a token, so the call is invalid JSON (a missing final brace alone is a lossless repair).
-      ["read_file", '{"path": "a.ts" "lines": 4}'],
+      // Not losslessly repairable (a missing closing brace would be): never run.
+      ["read_file", '{"path": "a.ts" "lines": :4}'],
     ]);
     const { results, footer, stop } = await guardsExample(turn, schemas, runTool);
     expect(ran).toEqual([

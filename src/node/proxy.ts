@@ -135,7 +135,17 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+          if (!res.write(value)) {
+            await new Promise<void>((resolve) => {
+              const done = (): void => {
+                res.off("drain", done);
+                res.off("close", done);
+                resolve();
+              };
+              res.on("drain", done);
+              res.on("close", done);
+            });
+          }
           if (res.destroyed) {
             await reader.cancel().catch(() => {});
             break;

@@ -1,4 +1,5 @@
 import type { DecoderLimits } from "./limits.js";
+import type { TextCallSetting } from "./text-calls/options.js";
 
 /**
  * The data model shared by every decoder, the assembler, the CLI and the adapters.
@@ -57,7 +58,15 @@ export type ToolCallErrorCode =
   | "too_deep";
 
 /** Why a call never reached its end marker. */
-export type TruncationCause = "max_tokens" | "stream_ended" | "stream_error" | "aborted" | "message_restarted" | "limit_exceeded";
+export type TruncationCause =
+  | "max_tokens"
+  | "stream_ended"
+  | "stream_error"
+  | "aborted"
+  | "message_restarted"
+  | "limit_exceeded"
+  /** A call written in text whose markup broke off before the call's end (see `textCalls`). */
+  | "markup_broken";
 
 /** Why a call's arguments are null, with a message written for the model. */
 export interface ToolCallError {
@@ -218,6 +227,11 @@ export interface DecoderOptions {
   maxPreviewDepth?: number;
   /** Hostile-input bounds; see `DEFAULT_LIMITS` for the defaults. */
   limits?: DecoderLimits;
+  /**
+   * Extract tool calls the model wrote into its text (servers without a tool parser): `"auto"`,
+   * a list of syntax names, or `TextCallOptions` (tool names and schemas, reasoning). Off when absent.
+   */
+  textCalls?: TextCallSetting;
 }
 
 /** The synchronous push core: no I/O, no timers, deterministic. */

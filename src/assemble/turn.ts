@@ -1,4 +1,5 @@
 import type {
+  ArgumentSource,
   CodecEvent,
   ContentBlock,
   DecodedTurn,
@@ -15,6 +16,8 @@ import type {
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { exceedsDepth } from "../json/finalize.js";
 import { ToolCallAssembler, type ToolCallInit } from "./tool-call.js";
+import { resolveTextCallOptions } from "../text-calls/options.js";
+import { TextCallRouter } from "../text-calls/router.js";
 
 /**
  * Deepest nesting kept in data the turn carries verbatim (diagnostic data, opaque blocks, raw
@@ -78,6 +81,9 @@ export class TurnBuilder {
   private droppedCallsDiagnostic: Diagnostic | null = null;
   private readonly diagnosticCounts = new Map<string, number>();
   private suppressed: Diagnostic | null = null;
+  /** The text-call extractor (option `textCalls`), or null when off. */
+  private readonly textCalls: TextCallRouter<ToolCallAssembler> | null;
+  private readonly textOrigins = new WeakMap<ToolCallAssembler, { source: ArgumentSource; syntax: string }>();
 
   constructor(
     readonly provider: ProviderName,
@@ -85,6 +91,29 @@ export class TurnBuilder {
   ) {
     this.previews = options.previews === true;
     this.limits = resolveLimits(options.limits);
+    const textCalls = resolveTextCallOptions(options.textCalls);
+    this.textCalls = textCalls
+      ? new TextCallRouter(textCalls, {
+          emitText: (block, text) => this.emitText(block, text),
+          emitReasoning: (block, text) => this.emitReasoning(block, text),
+          openCall: (name, syntax, source) => this.openTextCall(name, syntax, source),
+          appendArguments: (call, fragment) => this.appendArguments(call, fragment),
+          endCall: (call, complete, cause) => {
+            this.endCall(call, { complete, ...(cause ? { truncationCause: cause } : {}), emptyMeansNoArguments: true });
+          },
+          diagnostic: (diagnostic) => this.diagnostic(diagnostic),
+        })
+      : null;
+  }
+
+  /** A call read from text: a minted id derived from its position, never one a provider sent in this turn. */
+  private openTextCall(name: string, syntax: string, source: ArgumentSource): ToolCallAssembler {
+    const taken = new Set([...this.calls, ...this.serverCalls].map((call) => call.id));
+    let id = `tw_text_${this.calls.length}`;
+    for (let n = 1; taken.has(id); n++) id = `tw_text_${this.calls.length}_${n}`;
+    const call = this.openCall({ id, name, kind: "client" });
+    this.textOrigins.set(call, { source, syntax });
+    return call;
   }
 
   /** Counts held characters; past the turn limit, nothing more is kept and the turn ends incomplete. */
@@ -190,12 +219,22 @@ export class TurnBuilder {
   }
 
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
+    if (this.textCalls) this.textCalls.text(block, text);
+    else this.emitText(block, text);
+  }
+
+  private emitText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
     if (text.length === 0 || !this.admit(text.length)) return;
     block.text += text;
     this.out.push({ type: "text_delta", index: this.positionOf(block), text });
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
+    if (this.textCalls?.readsReasoning) this.textCalls.reasoning(block, text);
+    else this.emitReasoning(block, text);
+  }
+
+  private emitReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
     if (text.length === 0 || !this.admit(text.length)) return;
     if (block.type === "thinking") block.thinking += text;
     else block.text += text;
@@ -293,6 +332,11 @@ export class TurnBuilder {
       });
     }
     const { call: result, diagnostics } = ended;
+    const origin = this.textOrigins.get(call);
+    if (origin) {
+      if (result.source !== null) result.source = origin.source as ArgumentSource;
+      result.textSyntax = origin.syntax;
+    }
     this.finishedCalls.set(call, result);
     for (const diagnostic of diagnostics) this.diagnostic(diagnostic);
     this.out.push({ type: "tool_call_end", call: result });
@@ -322,6 +366,7 @@ export class TurnBuilder {
 
   setError(error: TurnError): void {
     this.error = error;
+    this.textCalls?.failedGeneration(error.raw);
   }
 
   /**
@@ -386,10 +431,28 @@ export class TurnBuilder {
     if (this.error?.raw !== undefined && exceedsDepth(this.error.raw, VERBATIM_DEPTH)) this.error = { ...this.error, raw: omitted("The error") };
   }
 
+  /**
+   * Held text is passed on and text calls still open are truncated; a turn that stopped normally
+   * with complete text calls is a tool-call turn.
+   */
+  private endTextCalls(end: TurnEnd): void {
+    const textCalls = this.textCalls as TextCallRouter<ToolCallAssembler>;
+    textCalls.end(end.status === "error" ? "stream_error" : this.finishReason === "length" ? "max_tokens" : end.truncationCause);
+    if (textCalls.completeCalls > 0 && this.finishReason === "stop" && end.status === "complete") {
+      this.finishReason = "tool_calls";
+      this.diagnostic({
+        code: "finish_reason_text_calls",
+        severity: "info",
+        message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${textCalls.completeCalls} tool call(s) were read from the text; the finish reason was taken as tool_calls.`,
+      });
+    }
+  }
+
   /** Finalizes every open call as truncated and builds the turn. Idempotent. */
   finish(end: TurnEnd, emptyMeansNoArguments: boolean): { turn: DecodedTurn; events: CodecEvent[] } {
     if (this.turn) return { turn: this.turn, events: [] };
     if (this.overLimit && end.status !== "error") end = { status: "incomplete", truncationCause: "limit_exceeded" };
+    if (this.textCalls) this.endTextCalls(end);
     for (const call of this.openCalls()) {
       this.endCall(call, { complete: false, truncationCause: end.truncationCause, emptyMeansNoArguments });
     }

@@ -14,6 +14,7 @@ import { CliError, EXIT } from "./context.js";
 export const SKIPPED_FOLDERS: Readonly<Record<string, string>> = {
   regressions: "fuzz counterexamples (invariant violations, not recordings)",
   upstream: "the raw upstream corpus (its streams are replayed from their imported copies)",
+  "text-calls": "streams whose calls are written in the text: they decode as intended only with --text-calls",
 };
 
 export interface InputFile {

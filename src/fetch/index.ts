@@ -16,10 +16,7 @@ export { routeOf, targetOf, type Route } from "./routes.js";
 /** A `fetch`-shaped function (the global one, or an SDK's). */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
-/**
- * Options of the repairing fetch: the fetch to wrap, the protocol and schema target when the URL
- * does not tell, and which repairs to turn off.
- */
+/** Options of `createRepairingFetch`: the base fetch, the schema target, which repairs to apply, and callbacks. */
 export interface RepairingFetchOptions {
   /** The fetch to wrap (default: the global `fetch`). */
   fetch?: FetchLike;
@@ -147,7 +144,10 @@ function recover(classification: ProviderErrorClassification, body: Record<strin
     return { body: copy, reports };
   }
   if (recovery.action === "sanitize_schema" && recovery.target === "llamacpp") {
-    if (!sanitizeTools(copy, route.provider, recovery.target, reports, "recovery", recovery.strip?.length ? recovery.strip : ["pattern", "format"])) return null;
+    // `type` is named when the converter did not recognize a shape: the llamacpp sanitizer rewrites
+    // such shapes, and deleting `type` keywords would only make the schema vaguer.
+    const strip = (recovery.strip ?? ["pattern", "format"]).filter((keyword) => keyword !== "type");
+    if (!sanitizeTools(copy, route.provider, recovery.target, reports, "recovery", strip)) return null;
     return { body: copy, reports };
   }
   return null;

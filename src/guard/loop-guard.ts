@@ -28,10 +28,7 @@ export const LOOP_GUARD_DEFAULTS = {
   maxIdenticalCalls: 3,
 } as const;
 
-/**
- * Options of `createLoopGuard`: when to escalate and trip, when to block identical calls, and the
- * tools' schemas for escalated messages.
- */
+/** Options of `createLoopGuard`: thresholds, tool schemas for escalation messages, repeated-call limits. */
 export interface LoopGuardOptions {
   /** Consecutive failures of a tool, any kind, before the message escalates (default 3). */
   escalateAfter?: number;

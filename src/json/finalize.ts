@@ -57,6 +57,7 @@ const TRUNCATION_TEXT: Record<TruncationCause, string> = {
   aborted: "the stream was aborted while the call was being written",
   message_restarted: "the provider restarted the message while the call was being written",
   limit_exceeded: "the turn exceeded toolwire's size limit while the call was being written",
+  markup_broken: "the text left the tool-call markup before the call's end",
 };
 
 /** Deepest nesting of a JSON value, without recursion. */

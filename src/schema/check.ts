@@ -1,5 +1,6 @@
 import { metaValidate } from "./compile.js";
-import { isSchemaNode, type SchemaNode } from "./json-schema.js";
+import { isPlainObject, isSchemaNode, pointer, visitNodes, type SchemaNode } from "./json-schema.js";
+import { patternProblem } from "./regex.js";
 import type { Severity } from "./rules/rule.js";
 import { hoistRootCombinators, hoistRootCombinatorsButUnions, wholeRootBranches } from "./rules/combinators.js";
 import { resolveTarget, type SchemaTarget, type TargetDefinition } from "./targets/index.js";
@@ -53,14 +54,40 @@ export function checkSchema(schema: unknown, target: TargetName, options: Saniti
   return [...metaProblems(schema), ...ruleProblems(schema, def)];
 }
 
+/** Meta-schema violations, and patterns toolwire's validator cannot run (rule `pattern-engine`). */
 export function metaProblems(schema: SchemaNode): SchemaProblem[] {
-  return metaValidate(schema).map((error) => ({
+  const problems: SchemaProblem[] = metaValidate(schema).map((error) => ({
     rule: "json-schema",
     severity: "error" as const,
     path: "#" + error.instancePath,
     message: `not valid JSON Schema: ${error.instancePath || "root"} ${error.message ?? error.keyword}`,
     fixable: false,
   }));
+  return [...problems, ...patternProblems(schema)];
+}
+
+/**
+ * Every `pattern` and `patternProperties` key (`propertyNames` holds a `pattern` of its own) that
+ * the linear-time engine refuses: validateArguments throws SchemaCompileError on such a schema.
+ */
+export function patternProblems(schema: SchemaNode): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  const report = (path: string, pattern: string) => {
+    const reason = patternProblem(pattern);
+    if (reason === null) return;
+    problems.push({
+      rule: "pattern-engine",
+      severity: "error",
+      path,
+      message: `the pattern ${JSON.stringify(pattern)} cannot be checked: ${reason}. toolwire matches schema patterns in linear time (RE2), without backreferences or lookaround`,
+      fixable: false,
+    });
+  };
+  visitNodes(schema, (node, path) => {
+    if (typeof node.pattern === "string") report(pointer(path, "pattern"), node.pattern);
+    if (isPlainObject(node.patternProperties)) for (const key of Object.keys(node.patternProperties)) report(pointer(path, "patternProperties", key), key);
+  });
+  return problems;
 }
 
 export function ruleProblems(schema: SchemaNode, def: TargetDefinition): SchemaProblem[] {

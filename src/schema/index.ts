@@ -3,6 +3,8 @@ export type { ValidationIssue, ValidationResult, ValidateOptions, IssueCode, Pat
 export { coerceArguments } from "./coerce.js";
 export type { Coercion, CoercionKind } from "./coerce.js";
 export { compileSchema, SchemaCompileError } from "./compile.js";
+export { compilePattern, translatePattern, UnsupportedPatternError } from "./regex.js";
+export type { LinearRegExp } from "./regex.js";
 export { buildExample, requirementLines, renderValidationMessage, conditionText, formatPath, suggestKey } from "./hints.js";
 export { sanitizeSchema, restoreToolArguments, carryToolArguments, targetSchemaAsJsonSchema } from "./sanitize.js";
 export type { SanitizeResult, SchemaChange } from "./sanitize.js";

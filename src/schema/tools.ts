@@ -31,10 +31,7 @@ export interface SanitizedTool {
   result: SanitizeResult;
 }
 
-/**
- * The result of `sanitizeTools`: the tools in their own shape with schemas rewritten for the
- * target, every change and remaining problem by tool, and the tools skipped.
- */
+/** What `sanitizeTools` returns: the tools in their own shape with sanitized schemas, and every change. */
 export interface SanitizeToolsResult {
   /** The tools in the same shape and order, each schema rewritten for the target. */
   tools: unknown[];

@@ -1,6 +1,7 @@
 import { compileDerived, compileSchema, type ErrorObject } from "./compile.js";
 import { coerceArguments, type Coercion, type CoercionKind } from "./coerce.js";
 import { conditionText, renderValidationMessage, suggestKey } from "./hints.js";
+import { compilePattern, type LinearRegExp } from "./regex.js";
 import {
   getAtPointer,
   isLocalRef,
@@ -262,10 +263,11 @@ function propertySchemas(node: SchemaNode, key: string): Schema[] {
   let matchedPattern = false;
   if (isPlainObject(node.patternProperties)) {
     for (const [pattern, sub] of Object.entries(node.patternProperties)) {
-      let re: RegExp;
+      let re: LinearRegExp;
       try {
-        re = new RegExp(pattern, "u");
+        re = compilePattern(pattern);
       } catch {
+        // Only reachable when ajv never needed the pattern (its schema is `true`); it constrains nothing.
         continue;
       }
       if (re.test(key)) {

@@ -13,7 +13,9 @@ export const PATTERNS: ReadonlyArray<{ pattern: string; samples: string[] }> = [
   { pattern: "\\d", samples: ["a1", "9", "x\n7"] },
   { pattern: "^\\w+-\\w+$", samples: ["a-b", "foo_1-x"] },
   { pattern: ".*\\S.*", samples: ["x", " y ", "\nz"] },
-  { pattern: "^(?!tmp)[a-z]+$", samples: ["abc", "src"] },
+  // \b stands for the regex features some targets cannot take; lookaround and backreferences
+  // cannot be validated in linear time at all (test/schema/regex.test.ts).
+  { pattern: "^[a-z]+\\b$", samples: ["abc", "src"] },
   { pattern: "^[\\w.-]+@[\\w.-]+$", samples: ["a@b.c"] },
   { pattern: "^[A-Z]{2}-[0-9]{4}$", samples: ["AB-1234"] },
 ];

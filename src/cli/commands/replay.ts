@@ -5,12 +5,14 @@ import { supportedProviders, UnsupportedProviderError } from "../../providers/re
 import { replayEvents, toReplayJson } from "../../replay.js";
 import { isProviderName, PROVIDERS, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
+import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../../text-calls/syntaxes.js";
+import type { TextCallSetting } from "../../text-calls/options.js";
 import { collectInputFiles, inputError, loadRecording, SKIPPED_FOLDERS } from "../input.js";
 import { fitLine } from "../text.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
 
-export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--verbose] [--json]
+export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--verbose] [--json] [--text-calls auto|S,...]
 
 Decodes every recorded stream in the given files (directories are searched for *.ndjson,
 except ${Object.keys(SKIPPED_FOLDERS).join("/ and ")}/ folders unless named) through the same push core a live stream uses.
@@ -24,6 +26,8 @@ findings.
   --sequence S   only the stream named S
   --verbose      every stream and call, however long
   --json         one JSON object per stream (the replay contract of docs/design.md)
+  --text-calls X also read tool calls written into the text: auto, or syntax names separated
+                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
 
 Exit codes: 0 replayed; 2 usage error (unknown flag or provider); 3 input error: a path that
 is missing, unreadable, a directory where a file is needed, or empty; an unrecognized format;
@@ -35,6 +39,17 @@ interface ReplayedFile {
   /** The path below the directory it was found in: short enough for the notable findings. */
   short: string;
   turns: DecodedTurn[];
+}
+
+function parseTextCalls(value: string | undefined): TextCallSetting | undefined {
+  if (value === undefined) return undefined;
+  if (value === "auto") return "auto";
+  const names = value.split(",").map((name) => name.trim()).filter((name) => name.length > 0);
+  const unknown = names.filter((name) => !isTextCallSyntaxName(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
+  }
+  return names as TextCallSyntaxName[];
 }
 
 function parseProvider(value: string | undefined): ProviderName | undefined {
@@ -75,6 +90,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         sequence: { type: "string" },
         json: { type: "boolean", default: false },
         verbose: { type: "boolean", short: "v", default: false },
+        "text-calls": { type: "string" },
       },
     });
   } catch (error) {
@@ -83,6 +99,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
   const provider = parseProvider(values.provider);
+  const textCalls = parseTextCalls(values["text-calls"]);
   const files = await collectInputFiles(positionals, ctx.cwd);
   if (files.length === 0) throw inputError(positionals.join("', '"), "no .ndjson files in it");
 
@@ -97,7 +114,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       const where = `'${file.shown}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}`;
       let turn: DecodedTurn;
       try {
-        turn = replayEvents(stream, provider ? { provider } : {});
+        turn = replayEvents(stream, { ...(provider ? { provider } : {}), ...(textCalls ? { textCalls } : {}) });
       } catch (error) {
         if (error instanceof ProviderDetectionError || error instanceof UnsupportedProviderError) throw new CliError(`${where}: ${error.message}`, EXIT.input);
         throw error;

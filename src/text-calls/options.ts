@@ -1,0 +1,126 @@
+import { ToolwireError } from "../errors.js";
+import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "./syntaxes.js";
+
+/**
+ * A tool the caller offered the model, in any of the common shapes: `{name, parameters}`,
+ * OpenAI chat `{type: "function", function: {name, parameters}}`, Anthropic `{name, input_schema}`,
+ * Bedrock `{toolSpec: {name, inputSchema: {json}}}`. Only the name and the parameters' JSON schema
+ * are read.
+ */
+export type TextCallTool = Record<string, unknown>;
+
+/** Detailed text-call settings. */
+export interface TextCallOptions {
+  /** Syntaxes to recognize: `"auto"` (every syntax) or a list of names. */
+  syntaxes?: "auto" | readonly TextCallSyntaxName[];
+  /**
+   * Only these tool names become calls; a call naming anything else stays text, with a
+   * `text_call_unknown_tool` diagnostic. Defaults to the names of `tools`, else any name.
+   */
+  toolNames?: readonly string[];
+  /**
+   * The tools offered to the model. Their names restrict calls (see `toolNames`), and their
+   * parameter schemas type XML-style parameter values (Qwen3-Coder, GLM): a value is a string
+   * unless the schema says the parameter is a number, integer, boolean, object, array or null.
+   */
+  tools?: readonly TextCallTool[];
+  /** Also read reasoning (thinking) deltas for calls. Default false. */
+  reasoning?: boolean;
+}
+
+/**
+ * Turns on the text-call extractor: `"auto"`, a list of syntax names, or `TextCallOptions`.
+ * Off when absent.
+ */
+export type TextCallSetting = "auto" | readonly TextCallSyntaxName[] | TextCallOptions;
+
+/** A parameter's JSON kind from the tool schema: `string` (stream as a JSON string) or `json`. */
+export type ParamKind = "string" | "json";
+
+/** `textCalls` after validation: the syntaxes to look for, the allowed tool names and parameter kinds. */
+export interface ResolvedTextCallOptions {
+  syntaxes: ReadonlySet<TextCallSyntaxName>;
+  toolNames: ReadonlySet<string> | null;
+  reasoning: boolean;
+  /** tool name → parameter name → kind, for the tools whose schema names a non-string type. */
+  paramKinds: ReadonlyMap<string, ReadonlyMap<string, ParamKind>>;
+}
+
+/** Thrown when `textCalls` names an unknown syntax or has the wrong shape. */
+export class TextCallOptionsError extends ToolwireError {
+  constructor(message: string) {
+    super("invalid_text_call_options", message);
+    this.name = "TextCallOptionsError";
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The name and parameter schema of a tool in any supported shape, or null. */
+export function readTool(tool: unknown): { name: string; schema: unknown } | null {
+  if (!isRecord(tool)) return null;
+  if (isRecord(tool.function) && typeof tool.function.name === "string") return { name: tool.function.name, schema: tool.function.parameters };
+  if (isRecord(tool.toolSpec) && typeof tool.toolSpec.name === "string") {
+    const input = tool.toolSpec.inputSchema;
+    return { name: tool.toolSpec.name, schema: isRecord(input) && "json" in input ? input.json : input };
+  }
+  if (typeof tool.name === "string") return { name: tool.name, schema: tool.parameters ?? tool.input_schema ?? tool.inputSchema };
+  return null;
+}
+
+const JSON_KINDS = new Set(["number", "integer", "boolean", "object", "array", "null"]);
+
+/** The kind a parameter schema asks for: a string unless every type it allows is a non-string JSON type. */
+function kindOf(schema: unknown): ParamKind {
+  if (!isRecord(schema)) return "string";
+  const type = schema.type;
+  const types = typeof type === "string" ? [type] : Array.isArray(type) ? type : null;
+  if (types && types.length > 0 && types.every((t) => typeof t === "string" && JSON_KINDS.has(t))) return "json";
+  return "string";
+}
+
+function paramKindsOf(schema: unknown): Map<string, ParamKind> {
+  const kinds = new Map<string, ParamKind>();
+  if (!isRecord(schema) || !isRecord(schema.properties)) return kinds;
+  for (const [key, property] of Object.entries(schema.properties)) if (kindOf(property) === "json") kinds.set(key, "json");
+  return kinds;
+}
+
+/** Validates and normalizes a `textCalls` setting; null when it is absent (extraction off). */
+export function resolveTextCallOptions(setting: TextCallSetting | undefined | null): ResolvedTextCallOptions | null {
+  if (setting === undefined || setting === null) return null;
+  const options: TextCallOptions = setting === "auto" || Array.isArray(setting) ? { syntaxes: setting as "auto" | readonly TextCallSyntaxName[] } : (setting as TextCallOptions);
+  if (!isRecord(options)) throw new TextCallOptionsError(`textCalls must be "auto", a list of syntax names or an options object; got ${JSON.stringify(setting)}.`);
+  const requested = options.syntaxes ?? "auto";
+  let syntaxes: TextCallSyntaxName[];
+  if (requested === "auto") syntaxes = [...TEXT_CALL_SYNTAX_NAMES];
+  else if (Array.isArray(requested)) {
+    const unknown = requested.filter((name) => !isTextCallSyntaxName(name));
+    if (unknown.length > 0) throw new TextCallOptionsError(`Unknown text-call syntax ${unknown.map((n) => JSON.stringify(n)).join(", ")}. Known: auto, ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`);
+    syntaxes = [...requested];
+  } else throw new TextCallOptionsError(`textCalls.syntaxes must be "auto" or a list of syntax names; got ${JSON.stringify(requested)}.`);
+  const paramKinds = new Map<string, ReadonlyMap<string, ParamKind>>();
+  const toolNamesFromTools: string[] = [];
+  if (options.tools !== undefined) {
+    if (!Array.isArray(options.tools)) throw new TextCallOptionsError("textCalls.tools must be a list of tool definitions.");
+    for (const tool of options.tools) {
+      const read = readTool(tool);
+      if (!read) throw new TextCallOptionsError(`A tool in textCalls.tools has no name: ${JSON.stringify(tool)?.slice(0, 200)}.`);
+      toolNamesFromTools.push(read.name);
+      const kinds = paramKindsOf(read.schema);
+      if (kinds.size > 0) paramKinds.set(read.name, kinds);
+    }
+  }
+  if (options.toolNames !== undefined && (!Array.isArray(options.toolNames) || options.toolNames.some((n) => typeof n !== "string"))) {
+    throw new TextCallOptionsError("textCalls.toolNames must be a list of strings.");
+  }
+  const names = options.toolNames ?? (options.tools !== undefined ? toolNamesFromTools : null);
+  return {
+    syntaxes: new Set(syntaxes),
+    toolNames: names ? new Set(names) : null,
+    reasoning: options.reasoning === true,
+    paramKinds,
+  };
+}

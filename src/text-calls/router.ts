@@ -1,0 +1,122 @@
+import type { ArgumentSource, ContentBlock, Diagnostic, TruncationCause } from "../types.js";
+import { TextCallExtractor, type TextCallSink } from "./extractor.js";
+import type { ResolvedTextCallOptions } from "./options.js";
+import type { TextCallSyntaxName } from "./syntaxes.js";
+
+type TextBlock = Extract<ContentBlock, { type: "text" }>;
+type ReasoningBlock = Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>;
+
+/** What the turn builder lends the extractor: the same text, call and diagnostic paths decoders use. */
+export interface TextCallHost<Call> {
+  emitText(block: TextBlock, text: string): void;
+  emitReasoning(block: ReasoningBlock, text: string): void;
+  openCall(name: string, syntax: TextCallSyntaxName, source: ArgumentSource): Call;
+  appendArguments(call: Call, fragment: string): void;
+  endCall(call: Call, complete: boolean, cause?: TruncationCause): void;
+  diagnostic(diagnostic: Diagnostic): void;
+}
+
+/**
+ * Runs one extractor per text or reasoning block (a block is one stream of text), and the
+ * extractor on a provider's `failed_generation`. Owned by the TurnBuilder when `textCalls` is set.
+ */
+export class TextCallRouter<Call> {
+  private readonly channels = new Map<ContentBlock, TextCallExtractor>();
+  /** Complete calls extracted from text (not from a failed generation). */
+  completeCalls = 0;
+
+  constructor(
+    private readonly options: ResolvedTextCallOptions,
+    private readonly host: TextCallHost<Call>,
+  ) {}
+
+  get readsReasoning(): boolean {
+    return this.options.reasoning;
+  }
+
+  text(block: TextBlock, text: string): void {
+    this.channel(block, (t) => this.host.emitText(block, t)).push(text);
+  }
+
+  reasoning(block: ReasoningBlock, text: string): void {
+    this.channel(block, (t) => this.host.emitReasoning(block, t)).push(text);
+  }
+
+  /** The stream is over: held text is passed on and calls still open are closed as not complete. */
+  end(cause: TruncationCause): void {
+    for (const extractor of this.channels.values()) extractor.end(cause);
+  }
+
+  private channel(block: ContentBlock, emit: (text: string) => void): TextCallExtractor {
+    let extractor = this.channels.get(block);
+    if (!extractor) {
+      extractor = new TextCallExtractor(this.options, this.sink(emit, "text"));
+      this.channels.set(block, extractor);
+    }
+    return extractor;
+  }
+
+  private sink(emit: (text: string) => void, source: ArgumentSource): TextCallSink {
+    let call: Call | null = null;
+    return {
+      text: emit,
+      open: (name, syntax) => {
+        call = this.host.openCall(name, syntax, source);
+      },
+      args: (fragment) => {
+        if (call !== null) this.host.appendArguments(call, fragment);
+      },
+      close: (complete, cause) => {
+        if (call === null) return;
+        this.host.endCall(call, complete, cause);
+        if (complete && source === "text") this.completeCalls++;
+        call = null;
+      },
+      diagnostic: (d) => this.host.diagnostic(d),
+    };
+  }
+
+  /**
+   * A provider error that carries the model's rejected output (Groq's `tool_use_failed` puts it
+   * in `error.failed_generation`): the calls in it are reported with `source: "failed_generation"`,
+   * complete when their markup closed, so an agent can run them or send them back. The text around
+   * them is not added to the turn.
+   */
+  failedGeneration(raw: unknown): void {
+    const generation = failedGenerationOf(raw);
+    if (generation === null) return;
+    let found = 0;
+    const sink = this.sink(() => undefined, "failed_generation");
+    const extractor = new TextCallExtractor(this.options, {
+      ...sink,
+      open: (name, syntax) => {
+        found++;
+        sink.open(name, syntax);
+      },
+    });
+    extractor.push(generation);
+    extractor.end("stream_error");
+    this.host.diagnostic({
+      code: found > 0 ? "failed_generation_calls" : "failed_generation_no_calls",
+      severity: found > 0 ? "info" : "warning",
+      message:
+        found > 0
+          ? `The provider rejected the model's output (failed_generation); ${found} tool call(s) in it are reported with source "failed_generation". The turn stays an error: run them only if you accept them as they are, or send them back.`
+          : "The provider rejected the model's output (failed_generation); no tool call could be read from it.",
+      data: { failedGeneration: generation.length > 2000 ? `${generation.slice(0, 2000)}…` : generation },
+    });
+  }
+}
+
+/** `error.failed_generation` (Groq) in a provider error payload, or null. */
+export function failedGenerationOf(raw: unknown): string | null {
+  if (typeof raw !== "object" || raw === null) return null;
+  const record = raw as Record<string, unknown>;
+  if (typeof record.failed_generation === "string") return record.failed_generation;
+  const inner = record.error;
+  if (typeof inner === "object" && inner !== null) {
+    const value = (inner as Record<string, unknown>).failed_generation;
+    if (typeof value === "string") return value;
+  }
+  return null;
+}

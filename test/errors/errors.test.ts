@@ -47,8 +47,6 @@ const THROW_PATHS: Record<string, () => unknown> = {
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
   TextCallOptionsError: () => root.createDecoder("openai-chat", { textCalls: ["no-such-syntax"] as unknown as root.DecoderOptions["textCalls"] }),
   UnsupportedPatternError: () => schema.compilePattern("(a)\\1"),
-  InvalidToolsError: () => schema.sanitizeTools("not a list" as unknown as unknown[], "openai"),
-  ToolDefinitionGivenError: () => schema.sanitizeSchema({ type: "function", function: { name: "f", parameters: { type: "object" } } }, "openai"),
 };
 
 const ENTRIES = { root, fetch: fetchEntry, guard, history, node, schema, testing };

@@ -184,7 +184,8 @@ describe("README example: guards", () => {
       ["read_file", bad],
       ["read_file", bad],
       ["write_file", '{"path": "src/b.ts", "text": "x"}'],
-      ["read_file", '{"path": "a.ts", "lines": 4'],
+      // Not losslessly repairable (a missing closing brace would be): never run.
+      ["read_file", '{"path": "a.ts" "lines": :4}'],
     ]);
     const { results, footer, stop } = await guardsExample(turn, schemas, runTool);
     expect(ran).toEqual([
@@ -196,7 +197,7 @@ describe("README example: guards", () => {
     expect(results[3]?.content).toContain('A valid call: {"path":');
     expect(results[5]?.content).toContain("The arguments for `read_file` are not"); // invalid JSON: never run
     expect(stop).toBe(false);
-    expect(footer).toMatch(/^Files NOT modified this turn .*:\n- src\/b\.ts \(write_file: permission denied\)$/);
+    expect(footer).toBe("Files NOT modified this turn (a call failed and no later call on the same target succeeded):\n- src/b.ts (write_file: permission denied)");
   });
 
   it("does not run the same call a third time in a row", async () => {

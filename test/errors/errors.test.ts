@@ -47,6 +47,7 @@ const THROW_PATHS: Record<string, () => unknown> = {
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
   TextCallOptionsError: () => root.createDecoder("openai-chat", { textCalls: ["no-such-syntax"] as unknown as root.DecoderOptions["textCalls"] }),
   UnsupportedPatternError: () => schema.compilePattern("(a)\\1"),
+  TooDeepError: () => schema.checkSchema(JSON.parse(`${"[".repeat(300)}${"]".repeat(300)}`) as unknown, "openai"),
 };
 
 const ENTRIES = { root, fetch: fetchEntry, guard, history, node, schema, testing };

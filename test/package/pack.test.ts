@@ -131,6 +131,8 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     const help = run(bin, ["--help"], project);
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain("replay");
+    const version = run(bin, ["--version"], project);
+    expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version}\n`);
   });
 
   it("ships no source maps, tests, benchmarks or scripts", () => {

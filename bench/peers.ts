@@ -15,10 +15,13 @@ export const PEERS = {
   "openai7-plain": { protocol: "openai-chat", label: "openai 7 chat.completions.stream(), non-strict tool" },
   "openai7-strict": { protocol: "openai-chat", label: "openai 7 chat.completions.stream(), strict tool" },
   "openai7-strict-delta": { protocol: "openai-chat", label: "openai 7 strict tool + tool_calls.function.arguments.delta listener" },
-  "ai-sdk": { protocol: "both", label: "AI SDK 7 streamText() (@ai-sdk/anthropic, @ai-sdk/openai .chat), awaiting toolCalls" },
+  "ai-sdk": { protocol: "both", label: "AI SDK streamText() (@ai-sdk/anthropic, @ai-sdk/openai .chat), awaiting text and toolCalls" },
 } as const;
 
 export type PeerName = keyof typeof PEERS;
+
+/** The packages behind the peer rows, whose installed versions a run records. */
+export const PEER_PACKAGES = ["@anthropic-ai/sdk", "openai", "openai-v7", "ai", "@ai-sdk/anthropic", "@ai-sdk/openai"];
 
 export function peerFits(peer: PeerName, protocol: Protocol): boolean {
   const fit = PEERS[peer].protocol;

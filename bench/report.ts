@@ -71,6 +71,7 @@ export interface BenchResults {
   peerBudgetMs: number;
   doors: Record<string, string>;
   peerLabels: Record<string, string>;
+  peerVersions?: Record<string, string>;
   cold: ColdRow | null;
   ratios: RatioRow[];
   memory: MemoryRow[];
@@ -156,9 +157,13 @@ export function renderBench(results: BenchResults): string {
       `ratios are the median of the per-process ratios${results.quick ? " (a --quick run)" : ""}. Every row reads the same bytes from a ReadableStream of 16 KB chunks, as \`fetch\` delivers them; arguments stream in 16-character deltas.`,
     "",
   );
-  out.push("| stream | size | baseline CPU | " + COLUMNS.map(([, title]) => title).join(" | ") + " |");
-  out.push("|---|---|---|" + COLUMNS.map(() => "---|").join(""));
-  for (const group of groups(results.ratios.filter((r) => r.shape !== "small"))) {
+  const large = groups(results.ratios.filter((r) => r.shape !== "small"));
+  if (large.length > 0) {
+    out.push("CPU time relative to the baseline (lower is better; the baseline's own time in its column):", "");
+    out.push("| stream | size | baseline CPU | " + COLUMNS.map(([, title]) => title).join(" | ") + " |");
+    out.push("|---|---|---|" + COLUMNS.map(() => "---|").join(""));
+  }
+  for (const group of large) {
     const first = group[0] as RatioRow;
     const cell = (door: string): string => {
       const row = group.find((r) => r.door === door);
@@ -168,7 +173,7 @@ export function renderBench(results: BenchResults): string {
   }
   const small = groups(results.ratios.filter((r) => r.shape === "small"));
   if (small.length > 0) {
-    out.push("", "Small agent turns (text + 2 calls, about 2 KB; ratio per turn, turns per CPU second):", "");
+    out.push("", "Small agent turns (text + 2 calls, about 2 KB of text and arguments; on the wire each 16-character delta is one SSE event): ratio per turn, and turns per CPU second:", "");
     out.push("| stream | wire size | baseline | push core | decodeStream | collectTurn |");
     out.push("|---|---|---|---|---|---|");
     for (const group of small) {
@@ -186,6 +191,9 @@ export function renderBench(results: BenchResults): string {
       `Other libraries on the same bytes, each in its own processes after toolwire's, with a CPU budget of ${results.peerBudgetMs / 1000} s per process; a library that spends it stops, and the row says how much of the stream it had read (its ratio is then a lower bound):`,
       "",
     );
+    if (results.peerVersions) {
+      out.push(`Versions: ${Object.entries(results.peerVersions).map(([name, version]) => `${name} ${version}`).join(", ")}.`, "");
+    }
     out.push("| stream | size | library (door) | CPU per turn | ratio to baseline | stream read |");
     out.push("|---|---|---|---|---|---|");
     for (const row of results.peers) {
@@ -195,11 +203,11 @@ export function renderBench(results: BenchResults): string {
     }
   }
   if (results.memory.length > 0) {
-    out.push("", "Memory, one 1 MB call (heap growth sampled at every chunk read; retained: after a collection, with the result held):", "");
+    out.push("", "Memory, one 1 MB call, in processes with a 1 MB young generation so that the heap counts live data rather than garbage awaiting collection (heap growth sampled at every chunk read; retained: after a collection, with the result held):", "");
     out.push("| stream | door | peak heap growth | ratio to baseline | retained |");
     out.push("|---|---|---|---|---|");
     for (const row of results.memory) {
-      out.push(`| ${stream(row)} | ${row.door} | ${(row.peakBytes / 1024 / 1024).toFixed(1)} MB | ${x(row.ratio)} | ${(row.retainedBytes / 1024 / 1024).toFixed(1)} MB |`);
+      out.push(`| ${stream(row)} | \`${row.door}\` | ${(row.peakBytes / 1024 / 1024).toFixed(1)} MB | ${x(row.ratio)} | ${(row.retainedBytes / 1024 / 1024).toFixed(1)} MB |`);
     }
   }
   const notes: string[] = [];

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { DOORS, type DoorName } from "./doors.js";
-import { PEERS, peerFits, type PeerName } from "./peers.js";
+import { PEER_PACKAGES, PEERS, peerFits, type PeerName } from "./peers.js";
 import { renderBench, type BenchResults, type ColdRow, type MemoryRow, type PeerRow, type RatioRow, type Stream50Row } from "./report.js";
 import { buildScenario, scenarioId, type Protocol, type ScenarioSpec } from "./scenarios.js";
 import type { MemoryResult, PeerResult, RatioResult, Stream50Result, Task } from "./worker.js";
@@ -42,15 +42,21 @@ const SMALL_SIZE = 2 * KB;
 const worker = fileURLToPath(new URL("./worker.js", import.meta.url));
 const coldImport = fileURLToPath(new URL("./import-cpu.js", import.meta.url));
 
-function spawnJson<T>(script: string, argv: string[]): T {
-  const child = spawnSync(process.execPath, ["--expose-gc", script, ...argv], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+function spawnJson<T>(script: string, argv: string[], flags: string[] = []): T {
+  const child = spawnSync(process.execPath, ["--expose-gc", ...flags, script, ...argv], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
   if (child.status !== 0) throw new Error(`benchmark process failed (${argv.join(" ")}):\n${child.stderr}`);
   const lines = child.stdout.trim().split("\n");
   return JSON.parse(lines[lines.length - 1] as string) as T;
 }
 
+/**
+ * Memory processes run with a 1 MB young generation: heap samples then count what is live plus
+ * at most that much garbage awaiting collection, instead of the young generation's fill level.
+ */
+const MEMORY_FLAGS = ["--max-semi-space-size=1"];
+
 function runTask<T>(task: Task): T {
-  return spawnJson<T>(worker, [JSON.stringify(task)]);
+  return spawnJson<T>(worker, [JSON.stringify(task)], task.kind === "memory" || task.kind === "stream50" ? MEMORY_FLAGS : []);
 }
 
 function median(values: number[]): number {
@@ -89,7 +95,7 @@ function measureRatios(): RatioRow[] {
   for (let round = 0; round < PROCESSES; round++) {
     for (const plan of plans) {
       const large = plan.spec.size > 500 * KB;
-      const result = runTask<RatioResult>({ kind: "ratio", spec: plan.spec, door: plan.door, rounds: quick ? 5 : large ? 9 : 15, warmMs: quick ? 300 : 800 });
+      const result = runTask<RatioResult>({ kind: "ratio", spec: plan.spec, door: plan.door, rounds: quick ? 5 : large ? 9 : 15, warmMs: quick ? 300 : plan.spec.shape === "small" ? 1500 : 1000 });
       found.get(plan)?.push(result);
       log(`  ${scenarioId(plan.spec)} ${plan.door}: ${result.ratio.toFixed(3)}x (baseline ${result.baselineMs.toFixed(2)} ms)`);
     }
@@ -190,6 +196,21 @@ function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+/** Installed versions of the peers' packages (an npm alias such as openai-v7 reports the real package's version). */
+function peerVersions(): Record<string, string> {
+  const versions: Record<string, string> = {};
+  for (const name of PEER_PACKAGES) {
+    try {
+      // From dist/bench/run.js; some packages do not export their package.json.
+      const manifest = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+      versions[name] = (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+    } catch {
+      versions[name] = "not installed";
+    }
+  }
+  return versions;
+}
+
 function machine(): BenchResults["machine"] {
   const cores = cpus();
   return { cpu: cores[0]?.model.trim() ?? "unknown", cores: cores.length, memoryGb: Math.round(totalmem() / 1024 ** 3), os: `${platform()} ${release()}` };
@@ -214,6 +235,7 @@ const results: BenchResults = {
   quick,
   peerBudgetMs: PEER_BUDGET_MS,
   doors: { ...DOORS },
+  peerVersions: peerVersions(),
   peerLabels: Object.fromEntries(Object.entries(PEERS).map(([name, peer]) => [name, peer.label])),
   cold,
   ratios,

@@ -21,7 +21,7 @@ export { parseRecords, serializeRecords, RecordFormatError, type RecordedStream 
 export { IncrementalJsonParser, scanJson, type IncrementalJsonOptions } from "./json/incremental.js";
 export { finalizeArguments, type ArgumentSources, type FinalizeContext, type FinalizeResult } from "./json/finalize.js";
 export { replayEvents, toReplayJson, type ReplayInput, type ReplayJsonLine, type ReplayJsonCall } from "./replay.js";
-export { DEFAULT_LIMITS, type DecoderLimits } from "./limits.js";
+export { DEFAULT_LIMITS, TooDeepError, type DecoderLimits } from "./limits.js";
 export { createJsonArrayFramer } from "./framing/json-array.js";
 export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, type EventStreamMessage } from "./framing/aws-eventstream.js";
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";

@@ -184,7 +184,8 @@ describe("README example: guards", () => {
       ["read_file", bad],
       ["read_file", bad],
       ["write_file", '{"path": "src/b.ts", "text": "x"}'],
-      ["read_file", '{"path": "a.ts", "lines": 4'],
+      // Not losslessly repairable (a missing closing brace would be): never run.
+      ["read_file", '{"path": "a.ts" "lines": :4}'],
     ]);
     const { results, footer, stop } = await guardsExample(turn, schemas, runTool);
     expect(ran).toEqual([
@@ -197,6 +198,15 @@ describe("README example: guards", () => {
     expect(results[5]?.content).toContain("The arguments for `read_file` are not"); // invalid JSON: never run
     expect(stop).toBe(false);
     expect(footer).toBe("Files NOT modified this turn (a call failed and no later call on the same target succeeded):\n- src/b.ts (write_file: permission denied)");
+  });
+
+  it("does not run the same call a third time in a row", async () => {
+    let runs = 0;
+    const same: [string, string] = ["read_file", '{"path": "a.ts"}'];
+    const { results } = await guardsExample(turnOf([same, same, same]), schemas, async () => ({ output: `run ${++runs}`, ok: true }));
+    expect(runs).toBe(2);
+    expect(results.map((result) => result.content).slice(0, 2)).toEqual(["run 1", "run 2"]);
+    expect(results[2]?.content).not.toBe("run 3");
   });
 
   it("trips after five identical failures", async () => {

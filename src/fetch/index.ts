@@ -16,7 +16,10 @@ export { routeOf, targetOf, type Route } from "./routes.js";
 /** A `fetch`-shaped function (the global one, or an SDK's). */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
-/** Options of `createRepairingFetch`: the base fetch, the schema target, which repairs to apply, and callbacks. */
+/**
+ * Options of the repairing fetch: the fetch to wrap, the protocol and schema target when the URL
+ * does not tell, and which repairs to turn off.
+ */
 export interface RepairingFetchOptions {
   /** The fetch to wrap (default: the global `fetch`). */
   fetch?: FetchLike;

@@ -37,6 +37,7 @@ export {
   classifyProviderError,
   LLAMACPP_SCHEMA_ERRORS,
   llamacppSchemaError,
+  llamacppStrip,
   providerErrorRules,
   type ClassifyOptions,
   type LlamacppSchemaError,

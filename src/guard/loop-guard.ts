@@ -28,7 +28,10 @@ export const LOOP_GUARD_DEFAULTS = {
   maxIdenticalCalls: 3,
 } as const;
 
-/** Options of `createLoopGuard`: thresholds, tool schemas for escalation messages, repeated-call limits. */
+/**
+ * Options of `createLoopGuard`: when to escalate and trip, when to block identical calls, and the
+ * tools' schemas for escalated messages.
+ */
 export interface LoopGuardOptions {
   /** Consecutive failures of a tool, any kind, before the message escalates (default 3). */
   escalateAfter?: number;
@@ -98,7 +101,7 @@ interface CallStreak {
   count: number;
 }
 
-/** Counts failed calls per tool and per kind of mistake; created by `createLoopGuard`. */
+/** Counts failed calls per tool and repeated identical calls; created by `createLoopGuard`. */
 export interface LoopGuard {
   /** Records a failed call and decides what the model is told. */
   failure(tool: string, failure: GuardFailure): GuardDecision;
@@ -117,9 +120,10 @@ export interface LoopGuard {
 }
 
 /**
- * Creates a loop guard: call `failure(tool, error)` for each failed call and send back the
- * decision's `message`; `success(tool)` resets the tool. Identical failures escalate after
- * `escalateAfter` (3) and trip after `tripAfter` (5).
+ * Creates a loop guard: call `beforeCall(tool, args)` before running a call (it blocks the third
+ * identical call in a row), `failure(tool, error)` for each failed call and send back the
+ * decision's `message`; `success(tool)` resets the tool. Consecutive failures of a tool, whatever
+ * the mistake, escalate after `escalateAfter` (3) and trip after `tripAfter` (5).
  */
 export function createLoopGuard(options: LoopGuardOptions = {}): LoopGuard {
   const escalateAfter = Math.max(1, options.escalateAfter ?? LOOP_GUARD_DEFAULTS.escalateAfter);
@@ -223,7 +227,8 @@ interface ModeExample {
 /**
  * One valid example per mode of a tool whose requirements depend on a discriminator (`mode`
  * pinned per `oneOf`/`anyOf` branch, or per `if`/`then`), else one example. Each is checked
- * against the whole schema.
+ * against the whole schema; [] when none can be built. Throws SchemaCompileError for a schema
+ * that does not compile.
  */
 export function exampleCalls(schema: Schema): ModeExample[] {
   const validate = compileSchema(schema).validate;

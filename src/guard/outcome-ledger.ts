@@ -21,7 +21,7 @@ export const OUTCOME_LEDGER_DEFAULTS = {
   v4aMarkers: ["*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:"] as readonly string[],
 };
 
-/** One recorded outcome: which tool touched which target, and whether it succeeded. */
+/** One recorded outcome: the normalized target, the tool, whether it worked and why not. */
 export interface OutcomeEntry {
   /** The normalized target key. */
   target: string;
@@ -146,7 +146,10 @@ export function normalizePathKey(target: string): string {
 // ---------------------------------------------------------------------------------------------
 // File mutations: targets read from the calls themselves
 
-/** Options of `createFileMutationLedger`: which tools write or patch files, and the footer's bounds. */
+/**
+ * Options of `createFileMutationLedger`: which tools write or patch files, besides the ledger's own
+ * options.
+ */
 export interface FileMutationLedgerOptions extends OutcomeLedgerOptions {
   /** Tools whose path argument names the file they write (default `["write_file"]`). */
   writeTools?: readonly string[];
@@ -171,7 +174,10 @@ export interface MutationResult {
   error?: string;
 }
 
-/** An outcome ledger that reads each call's file targets itself (write_file, patch, V4A patches). */
+/**
+ * An outcome ledger that reads the files a call writes from its arguments; created by
+ * `createFileMutationLedger`.
+ */
 export interface FileMutationLedger extends OutcomeLedger {
   /**
    * Records a call and its result against every file it targets; returns the entries recorded

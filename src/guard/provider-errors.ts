@@ -23,8 +23,7 @@ export type Recovery =
   | { action: "repair_history"; faults: FaultCode[]; policy?: Partial<RepairPolicy> }
   /**
    * Rewrite the tool schemas for `target` and resend; `strip` names keywords the error points at
-   * (for llama.cpp see LLAMACPP_SCHEMA_ERRORS: `pattern`/`format`/`$ref` can be removed, `type`
-   * is repaired by sanitizing, never removed).
+   * (for llama.cpp see LLAMACPP_SCHEMA_ERRORS: every keyword named there can be removed).
    */
   | { action: "sanitize_schema"; target: SchemaTarget; strip?: string[] }
   /** Transient: resend after `seconds` (null: the provider gave no delay; use backoff). */
@@ -287,15 +286,15 @@ export const LLAMACPP_SCHEMA_ERRORS: readonly LlamacppSchemaError[] = [
   },
   {
     text: "Unrecognized schema: …",
-    strip: ["type"],
-    why: "a `type` the converter does not know (a bare string schema, `\"\"`, null, or none in older versions): sanitizing rewrites the shape; do not delete `type` keywords",
+    strip: ["pattern", "format"],
+    why: "a node the converter cannot read (an unknown `type`, a bare string schema): sanitizing for llamacpp rewrites those shapes; nothing in the text names a keyword that can go, so the two that put raw text into the grammar do",
     match: /unrecognized schema/i,
   },
   {
     text: "Rule … not known",
     strip: ["format"],
     why: "a built-in rule a `format` refers to is missing",
-    match: /rule \S+ not known/i,
+    match: /rule \S{1,200} not known/i,
   },
   {
     text: "error parsing grammar / failed to parse grammar / JSON schema conversion failed (any other text)",
@@ -308,6 +307,16 @@ export const LLAMACPP_SCHEMA_ERRORS: readonly LlamacppSchemaError[] = [
 /** The entry of LLAMACPP_SCHEMA_ERRORS for an error text (the last one when no specific text matches). */
 export function llamacppSchemaError(text: string): LlamacppSchemaError {
   return LLAMACPP_SCHEMA_ERRORS.find((entry) => entry.match.test(text)) ?? LLAMACPP_SCHEMA_ERRORS[LLAMACPP_SCHEMA_ERRORS.length - 1]!;
+}
+
+/**
+ * What to strip for an error text: the keywords of every specific entry it contains (the
+ * converter joins all its errors with newlines), else the catch-all's.
+ */
+export function llamacppStrip(text: string): string[] {
+  const specific = LLAMACPP_SCHEMA_ERRORS.slice(0, -1).filter((entry) => entry.match.test(text));
+  const entries = specific.length > 0 ? specific : [LLAMACPP_SCHEMA_ERRORS[LLAMACPP_SCHEMA_ERRORS.length - 1]!];
+  return [...new Set(entries.flatMap((entry) => entry.strip))];
 }
 
 /** First match wins: history and schema texts, then transient conditions, then size, then status. */
@@ -563,7 +572,7 @@ const RULES: Rule[] = [
     // The tools path answers 400; the same text with another status (the response_format path's
     // 500) is not this recovery's to claim.
     match: (context) => context.status === 400 && LLAMACPP_GRAMMAR.test(context.text) && !/no user query found in messages/i.test(context.text),
-    recovery: (context) => ({ action: "sanitize_schema", target: "llamacpp", strip: [...llamacppSchemaError(context.text).strip] }),
+    recovery: (context) => ({ action: "sanitize_schema", target: "llamacpp", strip: llamacppStrip(context.text) }),
   },
   {
     name: "xai.invalid_arguments",

@@ -12,6 +12,7 @@
  * named, located edits, touching nothing else; a history with no fault comes back unchanged.
  */
 import {
+  assertHistoryDepth,
   calls,
   clone,
   defaultCallError,
@@ -388,6 +389,7 @@ function misprefixedItemId(call: ToolCallPart): boolean {
 
 /** `checkHistory` on neutral messages: every fault that would make `format` reject them, in message order. */
 export function checkMessages(messages: readonly Message[], format: HistoryFormat, options: HistoryOptions = {}): Fault[] {
+  assertHistoryDepth(messages);
   const faults: Fault[] = [];
   const add = (code: FaultCode, index: number, ids: string[], message: string, extra: Partial<Fault> = {}) =>
     faults.push({ code, index, ids, message, ...extra });
@@ -591,6 +593,7 @@ interface Slot {
 
 /** `repairHistory` on neutral messages; messages without faults come back unchanged, with no edits. */
 export function repairMessages(input: readonly Message[], format: HistoryFormat, policy: RepairPolicy = {}): RepairOutcome {
+  assertHistoryDepth(input);
   if (checkMessages(input, format, policy).length === 0 && !(policy.stripReasoning && input.some(holdsVerifiedState))) {
     return { messages: input.map((message) => clone(message)), origins: input.map((_, index) => index), edits: [], idMap: emptyIdMap(), remaining: [] };
   }

@@ -38,7 +38,7 @@ export interface ProxyOptions {
   fetch?: FetchLike;
 }
 
-/** A running `toolwire proxy`: where it listens, and how to stop it. */
+/** A running `toolwire proxy` server on loopback (from `startProxy`). */
 export interface ProxyServer {
   readonly url: string;
   readonly port: number;
@@ -62,8 +62,8 @@ export function repairSummary(reports: readonly RepairReport[]): string {
 }
 
 /**
- * The proxy as a plain Node request handler (for a server of your own): requests go upstream through
- * the repairing fetch; headers pass untouched and are never logged.
+ * The proxy's request handler on its own, to mount in an existing Node HTTP server; throws a
+ * ToolwireError (`invalid_upstream`) for an upstream that is not an absolute URL.
  */
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   let upstream: URL;
@@ -135,7 +135,17 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+          if (!res.write(value)) {
+            await new Promise<void>((resolve) => {
+              const done = (): void => {
+                res.off("drain", done);
+                res.off("close", done);
+                resolve();
+              };
+              res.on("drain", done);
+              res.on("close", done);
+            });
+          }
           if (res.destroyed) {
             await reader.cancel().catch(() => {});
             break;

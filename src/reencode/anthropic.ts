@@ -1,7 +1,7 @@
 import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
 import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { SseEventSplitter, sseBytes, sseComment, type RawSseEvent } from "./sse-events.js";
+import { encodeOut, parseSseEvent, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
 /**
@@ -30,7 +30,8 @@ export function createAnthropicReencoder(options: DecoderOptions = {}): Reencode
 }
 
 interface HeldCall {
-  events: RawSseEvent[];
+  /** The events' text only: a long call holds many events, and their parsed payloads are not needed again. */
+  events: string[];
   /** The `content_block_start.content_block` object as sent. */
   block: Record<string, unknown>;
   /** Every delta was an `input_json_delta` with a string. */
@@ -62,22 +63,22 @@ class AnthropicReencoder implements Reencoder {
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
-    const out: Uint8Array[] = [];
+    const out: string[] = [];
     for (const event of this.splitter.push(chunk)) this.handle(event, out);
-    return out;
+    return encodeOut(out);
   }
 
   end(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
-    const out: Uint8Array[] = [];
+    const out: string[] = [];
     for (const event of this.splitter.finish()) this.handle(event, out);
     this.tap.end();
     this.dropHeld("The stream ended before the call's content_block_stop");
-    return out;
+    return encodeOut(out);
   }
 
-  private handle(raw: RawSseEvent, out: Uint8Array[]): void {
+  private handle(raw: RawSseEvent, out: string[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.raw);
@@ -117,7 +118,7 @@ class AnthropicReencoder implements Reencoder {
     }
     if (!this.started) {
       this.started = true;
-      out.push(sseBytes(syntheticMessageStart(), "message_start"));
+      out.push(sseText(syntheticMessageStart(), "message_start"));
       this.tap.report({ action: "normalized", code: "event_before_message_start", message: "The stream had no message_start; one was added before its first event." });
     }
     const index = typeof data.index === "number" ? data.index : null;
@@ -126,7 +127,7 @@ class AnthropicReencoder implements Reencoder {
         const block = isPlainObject(data.content_block) ? data.content_block : null;
         if (index !== null && block?.type === "tool_use") {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { events: [raw], block, plainDeltas: true });
+          this.held.set(index, { events: [raw.raw], block, plainDeltas: true });
           return;
         }
         if (index !== null) this.assign(index);
@@ -136,7 +137,7 @@ class AnthropicReencoder implements Reencoder {
       case "content_block_delta": {
         const held = index === null ? undefined : this.held.get(index);
         if (held) {
-          held.events.push(raw);
+          held.events.push(raw.raw);
           const delta = data.delta;
           if (!isPlainObject(delta) || delta.type !== "input_json_delta" || typeof delta.partial_json !== "string") held.plainDeltas = false;
           return;
@@ -148,7 +149,7 @@ class AnthropicReencoder implements Reencoder {
         const held = index === null ? undefined : this.held.get(index);
         if (held && index !== null) {
           this.held.delete(index);
-          held.events.push(raw);
+          held.events.push(raw.raw);
           const call = ended.find((candidate) => candidate.providerIndex === index);
           this.release(index, held, call, out);
           return;
@@ -171,7 +172,7 @@ class AnthropicReencoder implements Reencoder {
           rewritten = { ...base, delta: { ...(isPlainObject(base.delta) ? base.delta : {}), stop_reason: "end_turn" } };
           this.tap.report({ action: "normalized", code: "stop_reason_without_calls", message: "Every tool call of the turn was withheld, so stop_reason tool_use became end_turn." });
         }
-        out.push(rewritten ? sseBytes(rewritten, event.event ?? "message_delta") : raw.raw);
+        out.push(rewritten ? sseText(rewritten, event.event ?? "message_delta") : raw.raw);
         return;
       }
       default:
@@ -186,18 +187,18 @@ class AnthropicReencoder implements Reencoder {
   }
 
   /** The event as sent, or with its block index moved down past withheld blocks. */
-  private mapped(raw: RawSseEvent, data: Record<string, unknown>, index: number | null): Uint8Array {
+  private mapped(raw: RawSseEvent, data: Record<string, unknown>, index: number | null): string {
     if (index === null) return raw.raw;
     const out = this.outIndex.get(index);
     if (out === undefined || out === index) return raw.raw;
-    return sseBytes({ ...data, index: out }, raw.event?.event);
+    return sseText({ ...data, index: out }, raw.event?.event);
   }
 
-  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: Uint8Array[]): void {
+  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: string[]): void {
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
-      for (const event of held.events) out.push(outIndex === index || !isPlainObject(event.event?.data) ? event.raw : sseBytes({ ...event.event.data, index: outIndex }, event.event.event));
+      for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
       return;
     }
     if (call.arguments === null) {
@@ -212,16 +213,13 @@ class AnthropicReencoder implements Reencoder {
     const emptyStart = startInput === undefined || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
     const asSent = decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
-      for (const event of held.events) {
-        const data = event.event?.data;
-        out.push(outIndex === index || !isPlainObject(data) ? event.raw : sseBytes({ ...data, index: outIndex }, event.event?.event));
-      }
+      for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
       return;
     }
     const extra = extraFields(call, ["blockType"]);
-    out.push(sseBytes({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
-    out.push(sseBytes({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
-    out.push(sseBytes({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
+    out.push(sseText({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
+    out.push(sseText({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
+    out.push(sseText({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
     this.tap.rewritten(call, emptyStart ? [] : [startInput === null ? "start_input_null" : "start_input"]);
   }
 
@@ -243,6 +241,12 @@ class AnthropicReencoder implements Reencoder {
 }
 
 
+
+/** A held event with its block index moved (read again from its text: rare, and only then). */
+function reindexed(raw: string, index: number): string {
+  const event = parseSseEvent(raw);
+  return event && isPlainObject(event.data) ? sseText({ ...event.data, index }, event.event) : raw;
+}
 
 function syntheticMessageStart(): Record<string, unknown> {
   return {

@@ -1,7 +1,7 @@
 import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { SseEventSplitter, sseBytes, sseComment, type RawSseEvent } from "./sse-events.js";
+import { encodeOut, parseSseEvent, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
 /**
@@ -34,8 +34,8 @@ export function createOpenAIChatReencoder(options: DecoderOptions = {}): Reencod
 }
 
 interface Held {
-  raw: RawSseEvent;
-  data: Record<string, unknown>;
+  /** The chunk's text only: parsed again in the (rarer) rewrite path rather than kept parsed. */
+  raw: string;
   finish: boolean;
 }
 
@@ -70,22 +70,22 @@ class OpenAIChatReencoder implements Reencoder {
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
-    const out: Uint8Array[] = [];
+    const out: string[] = [];
     for (const event of this.splitter.push(chunk)) this.handle(event, out);
-    return out;
+    return encodeOut(out);
   }
 
   end(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
-    const out: Uint8Array[] = [];
+    const out: string[] = [];
     for (const event of this.splitter.finish()) this.handle(event, out);
     this.tap.end();
     this.decide(out, false);
-    return out;
+    return encodeOut(out);
   }
 
-  private handle(raw: RawSseEvent, out: Uint8Array[]): void {
+  private handle(raw: RawSseEvent, out: string[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.raw);
@@ -137,7 +137,7 @@ class OpenAIChatReencoder implements Reencoder {
     if (finish) this.finishes++;
     if (calls) this.holding = true;
     if (this.holding && !this.decided && (calls || finish || !text)) {
-      this.held.push({ raw, data, finish });
+      this.held.push({ raw: raw.raw, finish });
       return;
     }
     out.push(this.withRole(raw, data));
@@ -169,17 +169,17 @@ class OpenAIChatReencoder implements Reencoder {
   }
 
   /** The first chunk gets `role: "assistant"` when the stream never says it (the SDK requires it). */
-  private withRole(raw: RawSseEvent, data: Record<string, unknown>): Uint8Array {
+  private withRole(raw: RawSseEvent, data: Record<string, unknown>): string {
     if (this.roleChecked || !Array.isArray(data.choices) || data.choices.length === 0) return raw.raw;
     this.roleChecked = true;
     const first = data.choices[0];
     if (!isPlainObject(first) || !isPlainObject(first.delta) || typeof first.delta.role === "string") return raw.raw;
     this.tap.report({ action: "normalized", code: "role_missing", message: "The first chunk carried no role; role: assistant was added." });
     const choices = [{ ...first, delta: { role: "assistant", ...first.delta } }, ...data.choices.slice(1)];
-    return sseBytes({ ...data, choices }, raw.event?.event);
+    return sseText({ ...data, choices }, raw.event?.event);
   }
 
-  private decide(out: Uint8Array[], done: boolean): void {
+  private decide(out: string[], done: boolean): void {
     if (this.decided) return;
     this.decided = true;
     const calls = [...this.tap.ended.values()].sort((a, b) => a.index - b.index);
@@ -191,7 +191,7 @@ class OpenAIChatReencoder implements Reencoder {
       calls.length === this.seenEntries.size &&
       calls.every((call) => decodedAsSent(call) && call.source === "delta" && !call.providerFields?.customToolInput);
     if (asSent) {
-      for (const held of this.held) out.push(this.withRole(held.raw, held.data));
+      for (const held of this.held) out.push(this.roleChecked ? held.raw : this.reparsed(held.raw, (event, data) => this.withRole({ raw: held.raw, event }, data)));
       this.held = [];
       if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
       return;
@@ -205,20 +205,25 @@ class OpenAIChatReencoder implements Reencoder {
     const sendCalls = (): void => {
       if (sent) return;
       sent = true;
-      runnable.forEach((call, index) => out.push(sseBytes(this.chunk({ tool_calls: [callEntry(call, index)] }, null))));
+      runnable.forEach((call, index) => out.push(sseText(this.chunk({ tool_calls: [callEntry(call, index)] }, null))));
     };
     this.held.forEach((held, position) => {
       if (position === lastFinish) sendCalls();
-      const stripped = this.strip(held.data, position === lastFinish, runnable.length);
-      if (stripped) out.push(this.withRole({ raw: sseBytes(stripped, held.raw.event?.event), event: held.raw.event }, stripped));
+      const event = parseSseEvent(held.raw);
+      if (!event || !isPlainObject(event.data)) {
+        out.push(held.raw);
+        return;
+      }
+      const stripped = this.strip(event.data, position === lastFinish, runnable.length);
+      if (stripped) out.push(this.withRole({ raw: sseText(stripped, event.event), event }, stripped));
     });
     this.held = [];
     sendCalls();
     if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
   }
 
-  private addFinish(out: Uint8Array[], reason: string): void {
-    out.push(sseBytes(this.chunk({}, reason)));
+  private addFinish(out: string[], reason: string): void {
+    out.push(sseText(this.chunk({}, reason)));
     this.tap.report({ action: "normalized", code: "finish_reason_missing", message: `The stream ended with [DONE] but no finish_reason; a chunk with finish_reason '${reason}' was added before [DONE].` });
   }
 
@@ -226,6 +231,11 @@ class OpenAIChatReencoder implements Reencoder {
     const delta0 = this.roleChecked ? delta : { role: "assistant", ...delta };
     this.roleChecked = true;
     return { ...(this.envelope ?? {}), choices: [{ index: 0, delta: delta0, finish_reason: finishReason }] };
+  }
+
+  private reparsed(raw: string, fn: (event: ProviderEvent, data: Record<string, unknown>) => string): string {
+    const event = parseSseEvent(raw);
+    return event && isPlainObject(event.data) ? fn(event, event.data) : raw;
   }
 
   /** A held chunk without its call fragments (null when nothing else is left in it). */

@@ -1,13 +1,14 @@
+import { framedEvent } from "../framing/framed-event.js";
 import { parseSseData } from "../framing/sse.js";
 import type { ProviderEvent } from "../types.js";
 
 /**
- * One SSE event as it came off the wire: its exact bytes (blank line included), and what it
+ * One SSE event as it came off the wire: its exact text (blank line included), and what it
  * means. `event` is null for blocks that dispatch nothing (comments, keep-alives, stray blank
  * lines): they are forwarded as they are.
  */
 export interface RawSseEvent {
-  raw: Uint8Array;
+  raw: string;
   event: ProviderEvent | null;
 }
 
@@ -16,85 +17,119 @@ const CR = 0x0d;
 
 /**
  * Splits an SSE body into its events without re-encoding them, so that an event nobody needs to
- * change can be forwarded byte for byte. Splitting works on bytes: line terminators are ASCII and
- * never occur inside a UTF-8 sequence, so a chunk boundary anywhere is fine. Each byte is looked at
- * once; bytes of an unfinished event are kept as the chunks they arrived in and joined once.
+ * change can be forwarded as it came. The body is decoded as UTF-8 once, as a stream (a chunk may
+ * end inside a character); forwarding the text re-encodes it to the same bytes (a body that is not
+ * valid UTF-8 gets U+FFFD where any SSE client would see one too). Each character is looked at
+ * once; text of an unfinished event is kept as the pieces it arrived in and joined once.
  */
 export class SseEventSplitter {
-  private pending: Uint8Array[] = [];
-  private pendingLength = 0;
+  private pending: string[] = [];
   /** Characters on the current line so far (terminator excluded). */
   private lineLength = 0;
-  /** The previous byte was a CR: an LF now belongs to the same terminator. */
+  /** The previous character was a CR: an LF now belongs to the same terminator. */
   private afterCR = false;
-  /** A blank line ended with CR: the event ends after a following LF, or before any other byte. */
+  /** A blank line ended with CR: the event ends after a following LF, or before any other character. */
   private boundaryAfterCR = false;
   private readonly decoder = new TextDecoder();
 
   push(chunk: Uint8Array): RawSseEvent[] {
+    return this.pushText(this.decoder.decode(chunk, { stream: true }));
+  }
+
+  pushText(text: string): RawSseEvent[] {
+    if (!this.afterCR && !this.boundaryAfterCR && text.indexOf("\r") < 0) return this.pushLf(text);
     const out: RawSseEvent[] = [];
     let start = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i] as number;
-      if (this.boundaryAfterCR) {
-        this.boundaryAfterCR = false;
-        if (byte === LF) {
-          this.afterCR = false;
-          out.push(this.take(chunk, start, i + 1));
+    // Locals, not fields, in the loop: this runs once per character of the body.
+    let lineLength = this.lineLength;
+    let afterCR = this.afterCR;
+    let boundaryAfterCR = this.boundaryAfterCR;
+    const length = text.length;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code > CR && !boundaryAfterCR) {
+        afterCR = false;
+        lineLength++;
+        continue;
+      }
+      if (boundaryAfterCR) {
+        boundaryAfterCR = false;
+        if (code === LF) {
+          afterCR = false;
+          out.push(this.take(text, start, i + 1));
           start = i + 1;
           continue;
         }
-        out.push(this.take(chunk, start, i));
+        out.push(this.take(text, start, i));
         start = i;
       }
-      if (byte === LF) {
-        if (this.afterCR) {
-          this.afterCR = false;
+      if (code === LF) {
+        if (afterCR) {
+          afterCR = false;
           continue;
         }
-        if (this.lineLength === 0) {
-          out.push(this.take(chunk, start, i + 1));
+        if (lineLength === 0) {
+          out.push(this.take(text, start, i + 1));
           start = i + 1;
         }
-        this.lineLength = 0;
-      } else if (byte === CR) {
-        this.afterCR = true;
-        if (this.lineLength === 0) this.boundaryAfterCR = true;
-        this.lineLength = 0;
+        lineLength = 0;
+      } else if (code === CR) {
+        afterCR = true;
+        if (lineLength === 0) boundaryAfterCR = true;
+        lineLength = 0;
       } else {
-        this.afterCR = false;
-        this.lineLength++;
+        afterCR = false;
+        lineLength++;
       }
     }
-    if (start < chunk.length) {
-      this.pending.push(start === 0 ? chunk : chunk.subarray(start));
-      this.pendingLength += chunk.length - start;
+    this.lineLength = lineLength;
+    this.afterCR = afterCR;
+    this.boundaryAfterCR = boundaryAfterCR;
+    if (start < length) this.pending.push(start === 0 ? text : text.slice(start));
+    return out;
+  }
+
+  /**
+   * The common case, text with LF line ends only: events end at "\n\n", found by indexOf rather
+   * than a loop over every character. A run of blank lines may be grouped differently than the
+   * general path groups it; the text and the events dispatched are the same.
+   */
+  private pushLf(text: string): RawSseEvent[] {
+    const out: RawSseEvent[] = [];
+    let start = 0;
+    if (this.lineLength === 0 && text.charCodeAt(0) === LF) {
+      out.push(this.take(text, 0, 1));
+      start = 1;
     }
+    for (;;) {
+      const at = text.indexOf("\n\n", start);
+      if (at < 0) break;
+      out.push(this.take(text, start, at + 2));
+      start = at + 2;
+    }
+    if (start < text.length) {
+      this.pending.push(start === 0 ? text : text.slice(start));
+      this.lineLength = text.charCodeAt(text.length - 1) === LF ? 0 : 1;
+    } else this.lineLength = 0;
     return out;
   }
 
   /** The last event, if the body ended without its blank line. */
   finish(): RawSseEvent[] {
+    const rest = this.pushText(this.decoder.decode());
     this.boundaryAfterCR = false;
-    if (this.pendingLength === 0) return [];
-    return [this.take(new Uint8Array(0), 0, 0)];
+    if (this.pending.length > 0) rest.push(this.take("", 0, 0));
+    return rest;
   }
 
-  private take(chunk: Uint8Array, start: number, end: number): RawSseEvent {
-    let raw: Uint8Array;
-    if (this.pendingLength === 0) raw = chunk.slice(start, end);
-    else {
-      raw = new Uint8Array(this.pendingLength + end - start);
-      let offset = 0;
-      for (const piece of this.pending) {
-        raw.set(piece, offset);
-        offset += piece.length;
-      }
-      raw.set(chunk.subarray(start, end), offset);
+  private take(text: string, start: number, end: number): RawSseEvent {
+    let raw = text.slice(start, end);
+    if (this.pending.length > 0) {
+      this.pending.push(raw);
+      raw = this.pending.join("");
       this.pending = [];
-      this.pendingLength = 0;
     }
-    return { raw, event: parseSseEvent(this.decoder.decode(raw)) };
+    return { raw, event: parseSseEvent(raw) };
   }
 }
 
@@ -118,21 +153,28 @@ export function parseSseEvent(text: string): ProviderEvent | null {
     else if (field === "event") name = value;
   }
   if (data === null) return null;
-  const parsed = parseSseData(data);
-  return name !== undefined && name !== "" ? { event: name, data: parsed } : { data: parsed };
+  // framedEvent: a short payload is provably shallow, so the decoder skips its depth walk.
+  return framedEvent(parseSseData(data), name !== undefined && name !== "" ? name : undefined, data.length);
 }
 
 const encoder = new TextEncoder();
 
-/** One event as SSE bytes, for events that had to be rewritten or added. */
-export function sseBytes(data: unknown, name?: string): Uint8Array {
+/** One event as SSE text, for events that had to be rewritten or added. */
+export function sseText(data: unknown, name?: string): string {
   const payload = typeof data === "string" ? data : JSON.stringify(data);
   let out = name !== undefined ? `event: ${name}\n` : "";
   for (const line of payload.split("\n")) out += `data: ${line}\n`;
-  return encoder.encode(`${out}\n`);
+  return `${out}\n`;
 }
 
 /** A comment line (what a keep-alive should have been). */
-export function sseComment(text: string): Uint8Array {
-  return encoder.encode(`: ${text.replace(/[\r\n]+/g, " ")}\n\n`);
+export function sseComment(text: string): string {
+  return `: ${text.replace(/[\r\n]+/g, " ")}\n\n`;
+}
+
+/** The text released by one push, as one chunk of bytes (none when nothing was released). */
+export function encodeOut(pieces: readonly string[]): Uint8Array[] {
+  if (pieces.length === 0) return [];
+  const text = pieces.length === 1 ? (pieces[0] as string) : pieces.join("");
+  return text.length === 0 ? [] : [encoder.encode(text)];
 }

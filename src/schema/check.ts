@@ -1,5 +1,5 @@
 import { metaValidate } from "./compile.js";
-import { isPlainObject, isSchemaNode, pointer, visitNodes, type SchemaNode } from "./json-schema.js";
+import { assertSchemaDepth, isPlainObject, isSchemaNode, pointer, visitNodes, type SchemaNode } from "./json-schema.js";
 import { patternProblem } from "./regex.js";
 import type { Severity } from "./rules/rule.js";
 import { hoistRootCombinators, hoistRootCombinatorsButUnions, wholeRootBranches } from "./rules/combinators.js";
@@ -43,11 +43,14 @@ export type TargetName = SchemaTarget | (string & {});
 
 /**
  * What in `schema` the target would reject or silently ignore, without changing it;
- * `sanitizeSchema` fixes what is fixable.
+ * `sanitizeSchema` fixes what is fixable. A whole tool definition is refused
+ * (ToolDefinitionGivenError): use checkTools for those. Throws TooDeepError for a schema nested
+ * deeper than MAX_SCHEMA_DEPTH.
  */
 export function checkSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SchemaProblem[] {
   refuseToolDefinition(schema, "checkSchema");
   const def = targetWithOptions(resolveTarget(target), options);
+  assertSchemaDepth(schema);
   if (!isSchemaNode(schema)) {
     return [{ rule: "root-object", severity: "error", path: "#", message: "the schema is not a JSON object", fixable: true }];
   }

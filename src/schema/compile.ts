@@ -1,5 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import { declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformNodes, type Schema, type SchemaNode } from "./json-schema.js";
+import { assertSchemaDepth, declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformNodes, type Schema, type SchemaNode } from "./json-schema.js";
 import { ToolwireError } from "../errors.js";
 import { linearRegExpEngine, UnsupportedPatternError } from "./regex.js";
 
@@ -145,12 +145,16 @@ export function forDraft2020(schema: Schema): Schema {
   return root;
 }
 
-/** Compiles (or returns the cached compilation of) a root schema. Throws SchemaCompileError. */
+/**
+ * Compiles (or returns the cached compilation of) a root schema. Throws SchemaCompileError, or
+ * TooDeepError for a schema nested deeper than MAX_SCHEMA_DEPTH.
+ */
 export function compileSchema(schema: Schema): Compiled {
   if (typeof schema === "object" && schema !== null) {
     const hit = byIdentity.get(schema);
     if (hit) return hit;
   }
+  assertSchemaDepth(schema);
   const key = stableStringify(schema);
   let compiled = byKey.get(key);
   if (compiled) {
@@ -204,6 +208,7 @@ const derivedBooleanRoot = {};
 
 /** Validates the schema document itself against the draft 2020-12 meta-schema. */
 export function metaValidate(schema: unknown): ErrorObject[] {
+  assertSchemaDepth(schema);
   const instance = ajv();
   try {
     const ok = instance.validateSchema(forDraft2020(schema as Schema) as SchemaNode);

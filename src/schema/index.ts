@@ -5,6 +5,8 @@ export type { Coercion, CoercionKind } from "./coerce.js";
 export { compileSchema, SchemaCompileError } from "./compile.js";
 export { compilePattern, translatePattern, UnsupportedPatternError } from "./regex.js";
 export type { LinearRegExp } from "./regex.js";
+export { MAX_SCHEMA_DEPTH } from "./json-schema.js";
+export { TooDeepError } from "../limits.js";
 export { buildExample, requirementLines, renderValidationMessage, conditionText, formatPath, suggestKey } from "./hints.js";
 export { sanitizeSchema, restoreToolArguments, carryToolArguments, targetSchemaAsJsonSchema } from "./sanitize.js";
 export type { SanitizeResult, SchemaChange } from "./sanitize.js";

@@ -21,8 +21,9 @@ import { ToolwireError } from "../errors.js";
  * `\d`, `\w`, `\b`, `^` and `$` (no multiline: `$` is the end of the input) mean the same in both.
  *
  * What RE2 cannot do in linear time is refused with `UnsupportedPatternError`, never matched with
- * a backtracking engine: backreferences (`\1`, `\k<name>`), lookahead and lookbehind, repetition
- * counts above 1000, and Unicode properties re2js lacks (e.g. `Ideographic`,
+ * a backtracking engine: backreferences (`\1`, `\k<name>`), lookahead and lookbehind, inline
+ * modifier groups (`(?i:…)`: newer engines accept them, and they would change what the translation
+ * means), repetition counts above 1000, and Unicode properties re2js lacks (e.g. `Ideographic`,
  * `Script_Extensions`). Unicode tables (categories, scripts) are re2js's and may trail the
  * JavaScript engine's by a Unicode version.
  */
@@ -146,6 +147,9 @@ class Translator {
     const src = this.src;
     if (src.startsWith("(?=", this.i) || src.startsWith("(?!", this.i)) refuse("it uses lookahead ((?= or (?!)");
     if (src.startsWith("(?<=", this.i) || src.startsWith("(?<!", this.i)) refuse("it uses lookbehind ((?<= or (?<!)");
+    // ES2025 modifier groups ((?i:…), (?s:…)) would change what the translation of `.`, `\s` or
+    // `^` means inside them; only engines newer than Node 20 accept them at all.
+    if (src.startsWith("(?", this.i) && !src.startsWith("(?:", this.i) && !src.startsWith("(?<", this.i)) refuse("it uses an inline modifier group ((?i:…), (?s:…))");
     if (src.startsWith("(?<", this.i)) {
       // A named group: the name only matters for captures, which schema validation never reads.
       this.out += "(?:";

@@ -27,7 +27,7 @@ export const TOOL_SHAPES: Readonly<Record<ToolShape, string>> = {
   anthropic: "`input_schema`",
   mcp: "`inputSchema`",
   bedrock: "`toolSpec.inputSchema.json`",
-  gemini: "`functionDeclarations[].parameters` (or `parametersJsonSchema`)",
+  gemini: "`functionDeclarations[].parameters` (or `parametersJsonSchema`, which takes JSON Schema: the `gemini` target sanitizes it with the `openai` rules)",
   function: "`parameters`",
 };
 

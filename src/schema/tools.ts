@@ -1,6 +1,7 @@
 import { ToolwireError } from "../errors.js";
 import { checkSchema, type SanitizeOptions, type SchemaProblem, type TargetName } from "./check.js";
 import { escapePointer, isPlainObject } from "./json-schema.js";
+import { findTarget } from "./targets/index.js";
 import { detectToolShape, toolName, type ToolShape } from "./tool-shape.js";
 import { restoreArguments, type ArgumentMap } from "./value-map.js";
 import { sanitizeSchema, type SanitizeResult, type SchemaChange } from "./sanitize.js";
@@ -31,7 +32,10 @@ export interface SanitizedTool {
   result: SanitizeResult;
 }
 
-/** What `sanitizeTools` returns: the tools in their own shape with sanitized schemas, and every change. */
+/**
+ * The result of `sanitizeTools`: the tools in their own shape with schemas rewritten for the
+ * target, every change and remaining problem by tool, and the tools skipped.
+ */
 export interface SanitizeToolsResult {
   /** The tools in the same shape and order, each schema rewritten for the target. */
   tools: unknown[];
@@ -78,7 +82,7 @@ export function sanitizeTools(tools: readonly unknown[], target: TargetName, opt
       return tool;
     }
     const replaced = rewrite(tool, shape, index, (slot) => {
-      const result = sanitizeSchema(slot.schema, target, options);
+      const result = sanitizeSchema(slot.schema, slotTarget(slot, target), options);
       entries.push({ index, ...(slot.declaration !== undefined ? { declaration: slot.declaration } : {}), name: slot.name, shape: slot.shape, path: slot.path, result });
       return result.schema;
     });
@@ -125,6 +129,16 @@ export function checkTools(tools: readonly unknown[], target: TargetName, option
     });
   });
   return out;
+}
+
+/**
+ * Gemini's `parametersJsonSchema` takes (near-full) JSON Schema, not the OpenAPI subset of
+ * `parameters`: the gemini target's dialect (`nullable`, string enums) does not belong there, so
+ * that field gets the openai rules.
+ */
+function slotTarget(slot: Slot, target: TargetName): TargetName {
+  const jsonSchemaField = slot.path.endsWith("/parametersJsonSchema") || slot.path.endsWith("/parameters_json_schema");
+  return jsonSchemaField && findTarget(target)?.name === "gemini" ? "openai" : target;
 }
 
 function describe(value: unknown): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyProviderError, LLAMACPP_SCHEMA_ERRORS, llamacppSchemaError, providerErrorRules, type ProviderErrorReason, type Recovery } from "../../src/guard/provider-errors.js";
+import { classifyProviderError, LLAMACPP_SCHEMA_ERRORS, llamacppSchemaError, llamacppStrip, providerErrorRules, type ProviderErrorReason, type Recovery } from "../../src/guard/provider-errors.js";
 
 interface Case {
   name: string;
@@ -384,7 +384,7 @@ const CASES: Case[] = [
     status: 400,
     body: 'Ollama /api/chat failed with HTTP 400: {"error":{"code":400,"message":"Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\\nUnrecognized schema: {\\"type\\":\\"\\",\\"properties\\":null}","type":"invalid_request_error"}}',
     reason: "schema_rejected",
-    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["type"] },
+    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["pattern", "format"] },
   },
   {
     name: "Qwen template error inside the llama.cpp wrapper is not a schema problem",
@@ -601,15 +601,21 @@ describe("classifyProviderError", () => {
       ["JSON schema conversion failed:\nUnbalanced square brackets", ["pattern"]],
       ["JSON schema conversion failed:\nInvalid number in curly brackets", ["pattern"]],
       ["JSON schema conversion failed:\nUnsupported ref: definitions.json#/a", ["$ref"]],
-      ['JSON schema conversion failed:\nUnrecognized schema: {"type":"file"}', ["type"]],
+      ['JSON schema conversion failed:\nUnrecognized schema: {"type":"file"}', ["pattern", "format"]],
+      ["JSON schema conversion failed:\nPattern must start with '^' and end with '$'\nError resolving ref #/$defs/a: a not in {}", ["pattern", "$ref"]],
       ["JSON schema conversion failed:\nRule email-string not known", ["format"]],
       ["failed to parse grammar", ["pattern", "format"]],
     ];
     for (const [text, strip] of texts) {
-      expect(llamacppSchemaError(text).strip, text).toEqual(strip);
+      expect(llamacppStrip(text), text).toEqual(strip);
       expect(classifyProviderError(400, { error: { code: 400, message: text } }).recovery, text).toEqual({ action: "sanitize_schema", target: "llamacpp", strip });
     }
-    for (const entry of LLAMACPP_SCHEMA_ERRORS) expect(entry.strip.length, entry.text).toBeGreaterThan(0);
+    for (const entry of LLAMACPP_SCHEMA_ERRORS) {
+      expect(entry.strip.length, entry.text).toBeGreaterThan(0);
+      // `type` is never named: a consumer deleting every listed keyword must not erase the types.
+      expect(entry.strip, entry.text).not.toContain("type");
+    }
+    expect(llamacppSchemaError("Pattern must start with '^' and end with '$'").strip).toEqual(["pattern"]);
   });
 
   it("does not mutate the body", () => {

@@ -28,7 +28,8 @@ export type RawDifference =
 
 const HIDES_DONE =
   "The SDK consumes `data: [DONE]` and never yields it. This stream has no final finish_reason (or one on every chunk), so only [DONE] says it ended: " +
-  "from the SDK's events toolwire cannot tell a finished turn from a cut connection, and reports it incomplete with its calls truncated rather than guess. " +
+  "from the SDK's events toolwire cannot tell a finished turn from a cut connection, and reports it incomplete rather than guess: a call whose arguments " +
+  "already form one closed object keeps them (call_closed_at_stream_end), any other is truncated. " +
   "Decode `.asResponse()` or a fetch Response to keep [DONE].";
 
 const KIMI_NO_MESSAGE_START =
@@ -91,7 +92,12 @@ export function checkRawDifference(difference: RawDifference, turn: DecodedTurn,
       expect(file.status).toBe("complete");
       expect(turn.status).toBe("incomplete");
       expect(turn.toolCalls.length).toBe(file.toolCalls.length);
-      for (const call of turn.toolCalls) expect(call).toMatchObject({ complete: false, arguments: null, error: { code: "truncated", cause: "stream_ended" } });
+      for (const call of turn.toolCalls) {
+        if (call.complete) {
+          expect(turn.diagnostics.some((d) => d.code === "call_closed_at_stream_end" && d.callIndex === call.index)).toBe(true);
+          expect(call.arguments).toEqual(file.toolCalls[call.index]?.arguments);
+        } else expect(call).toMatchObject({ arguments: null, error: { code: "truncated", cause: "stream_ended" } });
+      }
       break;
     case "error_event_reduced":
       expect(turn.status).toBe("error");

@@ -96,6 +96,14 @@ describe("sanitizeTools", () => {
     expect(result.restoreArguments("nope", { a: 1 })).toEqual({ a: 1 });
   });
 
+  it("gemini parametersJsonSchema takes JSON Schema: sanitized with the openai rules, not Gemini's OpenAPI dialect", () => {
+    const tool = { functionDeclarations: [{ name: "find", parametersJsonSchema: { type: "object", properties: { q: { anyOf: [{ type: "string" }, { type: "null" }] } } } }] };
+    const result = sanitizeTools([tool], "gemini");
+    expect(result.entries[0]).toMatchObject({ path: "#/0/functionDeclarations/0/parametersJsonSchema" });
+    expect(result.entries[0]!.result.target).toBe("openai");
+    expect(at(result.tools[0], "functionDeclarations", 0, "parametersJsonSchema", "properties", "q")).toEqual({ anyOf: [{ type: "string" }, { type: "null" }] });
+  });
+
   it("a mixed list: provider built-ins and schema-less tools pass through and are listed as skipped", () => {
     const builtins = [{ type: "web_search_20250305", name: "web_search", max_uses: 3 }, { googleSearch: {} }, { type: "function", function: { name: "ping" } }];
     const result = sanitizeTools([...builtins, SHAPES.anthropic], "anthropic");

@@ -24,7 +24,8 @@ Bedrock toolSpec, Gemini functionDeclarations) or a list of them (also {"tools":
 Targets: ${SCHEMA_TARGETS.join(", ")}
 Aliases: ${SCHEMA_TARGETS.flatMap((t) => TARGETS[t].aliases.map((a) => `${a} → ${t}`)).join(", ")}
 
-Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable or invalid input.
+Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable or invalid input (also a schema nested
+deeper than toolwire accepts: too_deep).
 `;
 
 interface Args {

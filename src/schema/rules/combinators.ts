@@ -420,7 +420,7 @@ function rootCombinatorsRule(handled: readonly RootCombinator[]): Rule {
   return {
     id: "top-level-combinators",
     severity: "error",
-    rows: [{ row: "topCombinators", cell: "flattened → description" }],
+    rows: [{ row: "topCombinators", cell: "flattened (REQUIRED per field, per-mode summary on the root)" }],
     detect(root) {
       const found = handled.filter((k) => k in root);
       return found.length > 0 ? [{ path: "#", message: `top-level ${found.map((k) => `\`${k}\``).join(", ")}` }] : [];

@@ -219,8 +219,8 @@ export class TurnBuilder {
   }
 
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
-    if (this.textCalls) this.textCalls.text(block, text);
-    else this.emitText(block, text);
+    // With text calls on, plain text (most deltas) still comes straight back here.
+    if (this.textCalls === null || this.textCalls.text(block, text)) this.emitText(block, text);
   }
 
   private emitText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
@@ -230,8 +230,7 @@ export class TurnBuilder {
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
-    if (this.textCalls?.readsReasoning) this.textCalls.reasoning(block, text);
-    else this.emitReasoning(block, text);
+    if (this.textCalls === null || !this.textCalls.readsReasoning || this.textCalls.reasoning(block, text)) this.emitReasoning(block, text);
   }
 
   private emitReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {

@@ -218,6 +218,14 @@ export class TurnBuilder {
     return this.blockPositions.get(block) ?? this.blocks.indexOf(block);
   }
 
+  /**
+   * The text a block received, as sent: with text calls on, `block.text` lacks the calls' markup
+   * (a block whose text was all one call is empty although text arrived).
+   */
+  streamedText(block: Extract<ContentBlock, { type: "text" }>): string {
+    return this.textCalls?.receivedText(block) ?? block.text;
+  }
+
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
     // With text calls on, plain text (most deltas) still comes straight back here.
     if (this.textCalls === null || this.textCalls.text(block, text)) this.emitText(block, text);

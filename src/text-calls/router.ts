@@ -22,6 +22,8 @@ export interface TextCallHost<Call> {
  */
 export class TextCallRouter<Call> {
   private readonly channels = new Map<ContentBlock, TextCallExtractor>();
+  /** The text each block received, as sent (its `text` lacks the calls' markup). */
+  private readonly received = new Map<ContentBlock, string[]>();
   /** Complete calls extracted from text (not from a failed generation). */
   completeCalls = 0;
 
@@ -41,6 +43,7 @@ export class TextCallRouter<Call> {
   text(block: TextBlock, text: string): boolean {
     // The block of the previous delta, without a map lookup or a closure: this runs per delta.
     const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, false);
+    (this.lastReceived as string[]).push(text);
     if (extractor.passesThrough(text)) return true;
     extractor.push(text);
     return false;
@@ -49,6 +52,7 @@ export class TextCallRouter<Call> {
   /** Reads a reasoning delta; the return value is as for `text`. */
   reasoning(block: ReasoningBlock, text: string): boolean {
     const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, true);
+    (this.lastReceived as string[]).push(text);
     if (extractor.passesThrough(text)) return true;
     extractor.push(text);
     return false;
@@ -61,6 +65,17 @@ export class TextCallRouter<Call> {
 
   private lastBlock: ContentBlock | null = null;
   private lastExtractor: TextCallExtractor | null = null;
+  private lastReceived: string[] | null = null;
+
+  /** The text `block` received so far, as sent (null when it received none through the extractor). */
+  receivedText(block: ContentBlock): string | null {
+    const parts = this.received.get(block);
+    if (!parts) return null;
+    const text = parts.join("");
+    parts.length = 0;
+    parts.push(text);
+    return text;
+  }
 
   private channel(block: ContentBlock, reasoning: boolean): TextCallExtractor {
     let extractor = this.channels.get(block);
@@ -68,9 +83,11 @@ export class TextCallRouter<Call> {
       const emit = reasoning ? (t: string) => this.host.emitReasoning(block as ReasoningBlock, t) : (t: string) => this.host.emitText(block as TextBlock, t);
       extractor = new TextCallExtractor(this.options, this.sink(emit, "text"));
       this.channels.set(block, extractor);
+      this.received.set(block, []);
     }
     this.lastBlock = block;
     this.lastExtractor = extractor;
+    this.lastReceived = this.received.get(block) as string[];
     return extractor;
   }
 

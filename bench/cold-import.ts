@@ -14,7 +14,6 @@ import { fileURLToPath } from "node:url";
 
 const SAMPLES = Number(process.argv[2] ?? 15);
 const ROOT_TARGET_MS = 50;
-const ENTRIES = ["toolwire", "toolwire/schema", "toolwire/history", "toolwire/guard", "toolwire/node", "toolwire/testing"];
 
 function packageRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
@@ -39,6 +38,10 @@ function median(values: number[]): number {
 }
 
 const root = packageRoot(dirname(fileURLToPath(import.meta.url)));
+// Every entry of package.json `exports` but the fuzz one (it needs fast-check) and package.json.
+const ENTRIES = Object.keys((JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports)
+  .filter((subpath) => subpath !== "./package.json" && subpath !== "./testing/fuzz")
+  .map((subpath) => (subpath === "." ? "toolwire" : `toolwire/${subpath.slice(2)}`));
 if (!existsSync(join(root, "dist", "src", "index.js")) || !existsSync(join(root, "dist", "cjs", "index.js"))) {
   throw new Error("cold-import: build first (npm run build)");
 }

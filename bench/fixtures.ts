@@ -82,3 +82,97 @@ export const WRITE_FILE_TOOL = {
     },
   },
 };
+
+/** A tool call of a benchmark turn, with its arguments as the JSON text the model streams. */
+export interface BenchCall {
+  id: string;
+  name: string;
+  argumentsText: string;
+}
+
+/**
+ * An Anthropic Messages SSE body for a whole turn: an optional text block streamed in
+ * `textSize`-char deltas, then one tool_use block per call (Anthropic sends parallel calls as
+ * consecutive blocks), arguments in `size`-char `input_json_delta` fragments.
+ */
+export function anthropicTurnBody(text: string, calls: BenchCall[], size: number, textSize = size): string {
+  const events: string[] = [];
+  const emit = (type: string, data: unknown): void => {
+    events.push(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  emit("message_start", {
+    type: "message_start",
+    message: { id: "msg_bench", type: "message", role: "assistant", model: "claude-bench", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } },
+  });
+  let index = 0;
+  if (text) {
+    emit("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } });
+    for (const fragment of fragments(text, textSize)) emit("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: fragment } });
+    emit("content_block_stop", { type: "content_block_stop", index });
+    index++;
+  }
+  for (const call of calls) {
+    emit("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } });
+    for (const fragment of fragments(call.argumentsText, size)) {
+      emit("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: fragment } });
+    }
+    emit("content_block_stop", { type: "content_block_stop", index });
+    index++;
+  }
+  emit("message_delta", { type: "message_delta", delta: { stop_reason: calls.length > 0 ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 1000 } });
+  emit("message_stop", { type: "message_stop" });
+  return events.join("");
+}
+
+/**
+ * An OpenAI Chat Completions SSE body for a whole turn: text in `content` deltas, then the calls,
+ * each opened by a fragment carrying its id and name. With `interleave`, the calls' argument
+ * fragments alternate round-robin (parallel calls as some servers and proxies stream them);
+ * otherwise each call streams whole before the next.
+ */
+export function openaiChatTurnBody(text: string, calls: BenchCall[], size: number, interleave = false, textSize = size): string {
+  const events: string[] = [];
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): void => {
+    events.push(`data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1760000000, model: "gpt-bench", choices, usage: null, ...extra })}\n\n`);
+  };
+  const delta = (value: Record<string, unknown>, finish: string | null = null) => [{ index: 0, delta: value, logprobs: null, finish_reason: finish }];
+  chunk(delta({ role: "assistant", content: null }));
+  for (const fragment of text ? fragments(text, textSize) : []) chunk(delta({ content: fragment }));
+  const open = (index: number, call: BenchCall): void => chunk(delta({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
+  const pieces = calls.map((call) => fragments(call.argumentsText, size));
+  if (interleave) {
+    calls.forEach((call, index) => open(index, call));
+    const longest = Math.max(0, ...pieces.map((list) => list.length));
+    for (let at = 0; at < longest; at++) {
+      pieces.forEach((list, index) => {
+        const fragment = list[at];
+        if (fragment !== undefined) chunk(delta({ tool_calls: [{ index, function: { arguments: fragment } }] }));
+      });
+    }
+  } else {
+    calls.forEach((call, index) => {
+      open(index, call);
+      for (const fragment of pieces[index] ?? []) chunk(delta({ tool_calls: [{ index, function: { arguments: fragment } }] }));
+    });
+  }
+  chunk(delta({}, calls.length > 0 ? "tool_calls" : "stop"));
+  chunk([], { usage: { prompt_tokens: 10, completion_tokens: 1000, total_tokens: 1010 } });
+  events.push("data: [DONE]\n\n");
+  return events.join("");
+}
+
+/** Arguments of a small, ordinary tool call of about `targetBytes` (a search or a short edit). */
+export function smallArguments(targetBytes: number, seed: number): string {
+  const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
+  let note = "";
+  for (let i = 0; note.length < targetBytes - 80; i++) note += `${words[(i + seed) % words.length]} `;
+  return JSON.stringify({ path: `src/module-${seed}.ts`, query: "export function", limit: 20 + seed, note: note.trim(), flags: ["case", "regex"] });
+}
+
+/** The assistant text of a small agent turn: a few sentences before the calls. */
+export function smallTurnText(targetChars: number): string {
+  const sentence = "I will look at the module first and then update the failing test accordingly. ";
+  let text = "";
+  while (text.length < targetChars) text += sentence;
+  return text.slice(0, targetChars);
+}

@@ -1,248 +1,250 @@
-import Anthropic from "@anthropic-ai/sdk";
-import { createParser } from "eventsource-parser";
-import OpenAI from "openai";
-import { createByteDecoder } from "../src/adapters/bytes.js";
-import type { ProviderName } from "../src/types.js";
-import { anthropicSseBody, bigArguments, chunkBytes, openaiChatSseBody, WRITE_FILE_TOOL } from "./fixtures.js";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, platform, release, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import { DOORS, type DoorName } from "./doors.js";
+import { PEER_PACKAGES, PEERS, peerFits, type PeerName } from "./peers.js";
+import { renderBench, type BenchResults, type ColdRow, type MemoryRow, type PeerRow, type RatioRow, type Stream50Row } from "./report.js";
+import { buildScenario, scenarioId, type Protocol, type ScenarioSpec } from "./scenarios.js";
+import type { MemoryResult, PeerResult, RatioResult, Stream50Result, Task } from "./worker.js";
 
 /**
- * `npm run bench`: one tool call of 100 KB and of 1 MB streamed in 16-byte deltas, for each
- * protocol decoded by toolwire (with and without previews), by the official SDK's streaming
- * helper with its live-arguments listener, and by a baseline (eventsource-parser + string
- * concatenation + one JSON.parse). Reports medians and ratios to the baseline in one run.
+ * `npm run bench [-- --json out.json] [--quick] [--only <text>] [--no-peers]`
  *
- * - Anthropic Messages: @anthropic-ai/sdk MessageStream with an `inputJson` listener.
- * - OpenAI Chat Completions: openai's ChatCompletionStream (`client.chat.completions.stream`)
- *   with a strict function tool, so it keeps `parsed_arguments` live, and a
- *   `tool_calls.function.arguments.delta` listener.
- *
- * The SDKs re-parse the whole buffer on every delta (quadratic); each SDK run stops after a
- * budget (TOOLWIRE_BENCH_SDK_BUDGET_MS, default 20 s) and reports how far it got.
+ * Every measurement is process CPU time (user + system, `process.cpuUsage`), since wall time
+ * means little on a shared machine. Each configuration runs in its own processes (3 by default,
+ * 1 with --quick); each process warms up, then times the door and the baseline alternately on
+ * the same bytes and reports the ratio of their medians; a row's ratio is the median of its
+ * processes' ratios. The slow peers (official SDKs, AI SDK) run last, each in its own process
+ * with a CPU budget (TOOLWIRE_BENCH_PEER_BUDGET_MS, default 8 s): a peer that spends it stops and
+ * the row reports the share of the stream it reached. With --json the results are written for
+ * `npm run bench:readme`, which renders the README's table.
  */
 
-const DELTA_SIZE = 16;
-const SIZES = [100 * 1024, 1024 * 1024];
-const SDK_BUDGET_MS = Number(process.env.TOOLWIRE_BENCH_SDK_BUDGET_MS ?? 20_000);
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const jsonAt = args.indexOf("--json");
+const jsonPath = jsonAt >= 0 ? args[jsonAt + 1] : undefined;
+const onlyAt = args.indexOf("--only");
+const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+const withPeers = !args.includes("--no-peers");
+const PROCESSES = quick ? 1 : Number(process.env.TOOLWIRE_BENCH_PROCESSES ?? 3);
+const PEER_BUDGET_MS = Number(process.env.TOOLWIRE_BENCH_PEER_BUDGET_MS ?? 8_000);
+const KB = 1024;
+const SIZES = [100 * KB, 400 * KB, 1024 * KB];
+const PROTOCOLS: Protocol[] = ["anthropic", "openai-chat"];
+const LARGE_DOORS: DoorName[] = ["push", "push-previews", "decodeStream", "decodeStream-previews", "batches-previews", "collectTurn", "collectTurn-previews"];
+const PARALLEL_DOORS: DoorName[] = ["push-previews", "decodeStream-previews", "batches-previews", "collectTurn-previews"];
+const SMALL_DOORS: DoorName[] = ["push", "decodeStream", "collectTurn"];
+const MEMORY_DOORS: DoorName[] = ["baseline", "push-previews", "decodeStream-previews", "collectTurn"];
+const SMALL_SIZE = 2 * KB;
 
-interface Measurement {
-  ms: number;
-  note?: string;
+const worker = fileURLToPath(new URL("./worker.js", import.meta.url));
+const coldImport = fileURLToPath(new URL("./import-cpu.js", import.meta.url));
+
+function spawnJson<T>(script: string, argv: string[], flags: string[] = []): T {
+  const child = spawnSync(process.execPath, ["--expose-gc", ...flags, script, ...argv], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  if (child.status !== 0) throw new Error(`benchmark process failed (${argv.join(" ")}):\n${child.stderr}`);
+  const lines = child.stdout.trim().split("\n");
+  return JSON.parse(lines[lines.length - 1] as string) as T;
 }
 
-interface Section {
-  title: string;
-  provider: ProviderName;
-  sdkLabel: string;
-  body(argumentsText: string, size: number): string;
-  baseline(chunks: Uint8Array[]): unknown;
-  /** One SDK run; resolves with a note when the budget ran out. */
-  sdkOnce(chunks: Uint8Array[], budgetMs: number): Promise<Measurement>;
+/**
+ * Memory processes run with a 1 MB young generation: heap samples then count what is live plus
+ * at most that much garbage awaiting collection, instead of the young generation's fill level.
+ */
+const MEMORY_FLAGS = ["--max-semi-space-size=1"];
+
+function runTask<T>(task: Task): T {
+  return spawnJson<T>(worker, [JSON.stringify(task)], task.kind === "memory" || task.kind === "stream50" ? MEMORY_FLAGS : []);
 }
 
 function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)] as number;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
+function selected(label: string): boolean {
+  return only === undefined || label.includes(only);
 }
 
-function timeSync(runs: number, fn: () => void): Measurement {
-  // Warm up until the JIT has settled: at least 5 runs and half a second, so that a decoder with
-  // more code paths than the baseline is not measured while still being compiled.
-  const warmStart = performance.now();
-  for (let i = 0; i < 5 || performance.now() - warmStart < 500; i++) fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    // No forced gc() here: a full collection before each run shrinks the young generation and
-    // makes the next run's allocation pattern, not its work, dominate; natural GC is part of the cost.
-    const start = performance.now();
-    fn();
-    times.push(performance.now() - start);
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+interface RatioPlan {
+  spec: ScenarioSpec;
+  door: DoorName;
+}
+
+function ratioPlans(): RatioPlan[] {
+  const plans: RatioPlan[] = [];
+  for (const protocol of PROTOCOLS) {
+    for (const size of quick ? [100 * KB, 1024 * KB] : SIZES) for (const door of LARGE_DOORS) plans.push({ spec: { protocol, shape: "single", size }, door });
+    for (const door of PARALLEL_DOORS) plans.push({ spec: { protocol, shape: "parallel4", size: 1024 * KB }, door });
+    for (const door of SMALL_DOORS) plans.push({ spec: { protocol, shape: "small", size: SMALL_SIZE }, door });
   }
-  return { ms: median(times) };
+  return plans.filter((plan) => selected(`${scenarioId(plan.spec)} ${plan.door}`));
 }
 
-/** The bytes as a fetch body that gives up once the budget is spent, for the SDK runs. */
-function budgetedBody(chunks: Uint8Array[], start: number, budgetMs: number, progress: { sent: number }): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (performance.now() - start > budgetMs) {
-        controller.error(new Error("budget"));
-        return;
-      }
-      const chunk = chunks[progress.sent++];
-      if (chunk) controller.enqueue(chunk);
-      else controller.close();
-    },
+function measureRatios(): RatioRow[] {
+  const plans = ratioPlans();
+  const found = new Map<RatioPlan, RatioResult[]>(plans.map((plan) => [plan, []]));
+  // Rounds outside, configurations inside: a change in the machine's load spreads over all rows.
+  for (let round = 0; round < PROCESSES; round++) {
+    for (const plan of plans) {
+      const large = plan.spec.size > 500 * KB;
+      const result = runTask<RatioResult>({ kind: "ratio", spec: plan.spec, door: plan.door, rounds: quick ? 5 : large ? 9 : 15, warmMs: quick ? 300 : plan.spec.shape === "small" ? 1500 : 1000 });
+      found.get(plan)?.push(result);
+      log(`  ${scenarioId(plan.spec)} ${plan.door}: ${result.ratio.toFixed(3)}x (baseline ${result.baselineMs.toFixed(2)} ms)`);
+    }
+  }
+  return plans.map((plan) => {
+    const results = found.get(plan) ?? [];
+    const scenario = buildScenario(plan.spec);
+    const doorMs = median(results.map((r) => r.doorMs));
+    return {
+      ...plan.spec,
+      door: plan.door,
+      processes: results.length,
+      ratios: results.map((r) => round3(r.ratio)),
+      ratio: round3(median(results.map((r) => r.ratio))),
+      baselineMs: round3(median(results.map((r) => r.baselineMs))),
+      doorMs: round3(doorMs),
+      wireBytes: scenario.wireBytes,
+      deltas: scenario.deltas,
+      ...(plan.spec.shape === "small" ? { turnsPerSecond: Math.round(1000 / doorMs), baselineTurnsPerSecond: Math.round(1000 / median(results.map((r) => r.baselineMs))) } : {}),
+    };
   });
 }
 
-function stopped(budgetMs: number, start: number, sent: number, total: number): Measurement {
-  return { ms: performance.now() - start, note: `stopped after ${budgetMs / 1000} s at ${((sent / total) * 100).toFixed(1)}% of the stream` };
-}
-
-const anthropicSection: Section = {
-  title: "one Anthropic tool call, 16-byte input_json_delta fragments",
-  provider: "anthropic",
-  sdkLabel: "@anthropic-ai/sdk (inputJson)",
-  body: anthropicSseBody,
-  baseline(chunks) {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    const parser = createParser({
-      onEvent(message) {
-        const data = JSON.parse(message.data) as { type: string; delta?: { type: string; partial_json?: string } };
-        if (data.type === "content_block_delta" && data.delta?.type === "input_json_delta") buffer += data.delta.partial_json ?? "";
-      },
-    });
-    for (const chunk of chunks) parser.feed(decoder.decode(chunk, { stream: true }));
-    return JSON.parse(buffer);
-  },
-  async sdkOnce(chunks, budgetMs) {
-    const progress = { sent: 0 };
-    const start = performance.now();
-    const body = budgetedBody(chunks, start, budgetMs, progress);
-    const client = new Anthropic({
-      apiKey: "bench",
-      maxRetries: 0,
-      fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    });
-    const stream = client.messages.stream({ model: "claude-bench", max_tokens: 10, messages: [{ role: "user", content: "x" }] });
-    let previews = 0;
-    stream.on("inputJson", () => {
-      previews++;
-    });
-    stream.on("error", () => {});
-    try {
-      await stream.finalMessage();
-    } catch {
-      return stopped(budgetMs, start, progress.sent, chunks.length);
+function measureMemory(): MemoryRow[] {
+  const rows: MemoryRow[] = [];
+  for (const protocol of PROTOCOLS) {
+    const spec: ScenarioSpec = { protocol, shape: "single", size: 1024 * KB };
+    if (!selected(`${scenarioId(spec)} memory`)) continue;
+    const peaks = new Map<DoorName, MemoryResult[]>(MEMORY_DOORS.map((door) => [door, []]));
+    for (let round = 0; round < PROCESSES; round++) {
+      for (const door of MEMORY_DOORS) peaks.get(door)?.push(runTask<MemoryResult>({ kind: "memory", spec, door }));
     }
-    if (previews === 0) throw new Error("the SDK emitted no inputJson events");
-    return { ms: performance.now() - start };
-  },
-};
-
-const chatSection: Section = {
-  title: "one OpenAI Chat Completions strict tool call, 16-byte function.arguments fragments",
-  provider: "openai-chat",
-  sdkLabel: "openai ChatCompletionStream",
-  body: openaiChatSseBody,
-  baseline(chunks) {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    const parser = createParser({
-      onEvent(message) {
-        if (message.data === "[DONE]") return;
-        const data = JSON.parse(message.data) as { choices: Array<{ delta?: { tool_calls?: Array<{ function?: { arguments?: string } }> } }> };
-        buffer += data.choices[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? "";
-      },
-    });
-    for (const chunk of chunks) parser.feed(decoder.decode(chunk, { stream: true }));
-    return JSON.parse(buffer);
-  },
-  async sdkOnce(chunks, budgetMs) {
-    const progress = { sent: 0 };
-    const start = performance.now();
-    const body = budgetedBody(chunks, start, budgetMs, progress);
-    const client = new OpenAI({
-      apiKey: "bench",
-      maxRetries: 0,
-      fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }),
-    });
-    const stream = client.chat.completions.stream({ model: "gpt-bench", messages: [{ role: "user", content: "x" }], tools: [WRITE_FILE_TOOL] });
-    let previews = 0;
-    stream.on("tool_calls.function.arguments.delta", () => {
-      previews++;
-    });
-    stream.on("error", () => {});
-    let completion;
-    try {
-      completion = await stream.finalChatCompletion();
-    } catch {
-      return stopped(budgetMs, start, progress.sent, chunks.length);
+    const basePeak = median((peaks.get("baseline") ?? []).map((r) => r.peakBytes));
+    for (const door of MEMORY_DOORS) {
+      const results = peaks.get(door) ?? [];
+      const peakBytes = median(results.map((r) => r.peakBytes));
+      rows.push({ ...spec, door, processes: results.length, peakBytes, retainedBytes: median(results.map((r) => r.retainedBytes)), ratio: round3(peakBytes / basePeak) });
+      log(`  memory ${scenarioId(spec)} ${door}: peak ${(peakBytes / 1024 / 1024).toFixed(1)} MB (${(peakBytes / basePeak).toFixed(2)}x)`);
     }
-    if (previews === 0) throw new Error("the SDK emitted no tool_calls.function.arguments.delta events");
-    if (!completion.choices[0]?.message.tool_calls?.[0]) throw new Error("the SDK returned no tool call");
-    return { ms: performance.now() - start };
-  },
+  }
+  return rows;
+}
+
+function measureStream50(): Stream50Row | null {
+  if (!selected("stream50")) return null;
+  const megabytes = 50;
+  const result = runTask<Stream50Result>({ kind: "stream50", megabytes });
+  log(`  50 MB stream: peak heap growth ${(result.peakBytes / 1024 / 1024).toFixed(1)} MB, ${((result.wireBytes / 1024 / 1024 / result.cpuMs) * 1000).toFixed(0)} MB/s of CPU`);
+  return { megabytes, ...result };
+}
+
+function measureColdImport(): ColdRow | null {
+  if (!selected("cold")) return null;
+  const runs: number[] = [];
+  for (let i = 0; i < Math.max(5, PROCESSES); i++) runs.push(spawnJson<{ cpuMs: number }>(coldImport, []).cpuMs);
+  const cpuMs = round3(median(runs));
+  log(`  cold import "toolwire": ${cpuMs} ms CPU`);
+  return { specifier: "toolwire", processes: runs.length, cpuMs, runs: runs.map(round3) };
+}
+
+function measurePeers(): PeerRow[] {
+  const rows: PeerRow[] = [];
+  const specs: ScenarioSpec[] = [];
+  for (const protocol of PROTOCOLS) {
+    specs.push({ protocol, shape: "single", size: 100 * KB }, { protocol, shape: "single", size: 1024 * KB }, { protocol, shape: "small", size: SMALL_SIZE });
+  }
+  for (const spec of specs) {
+    for (const peer of Object.keys(PEERS) as PeerName[]) {
+      if (!peerFits(peer, spec.protocol) || !selected(`${scenarioId(spec)} ${peer}`)) continue;
+      const results: PeerResult[] = [];
+      for (let round = 0; round < PROCESSES; round++) {
+        const result = runTask<PeerResult>({ kind: "peer", spec, peer, budgetMs: PEER_BUDGET_MS, runs: spec.shape === "small" ? 3 : spec.size > 500 * KB ? 1 : 3 });
+        results.push(result);
+        // A peer that spent its budget would spend it again: one process says it.
+        if (result.stopped) break;
+      }
+      const stopped = results.some((r) => r.stopped);
+      const row: PeerRow = {
+        ...spec,
+        peer,
+        processes: results.length,
+        stopped,
+        share: round3(median(results.map((r) => r.share))),
+        ratio: round3(median(results.map((r) => r.ratio))),
+        baselineMs: round3(median(results.map((r) => r.baselineMs))),
+        peerMs: round3(median(results.map((r) => r.peerMs))),
+        budgetMs: PEER_BUDGET_MS,
+        ...(spec.shape === "small" && !stopped ? { turnsPerSecond: Math.round(1000 / median(results.map((r) => r.peerMs))) } : {}),
+      };
+      rows.push(row);
+      log(`  ${scenarioId(spec)} ${peer}: ${stopped ? "≥" : ""}${row.ratio.toFixed(2)}x${stopped ? ` (stopped at ${(row.share * 100).toFixed(1)}%)` : ""}`);
+    }
+  }
+  return rows;
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** Installed versions of the peers' packages (an npm alias such as openai-v7 reports the real package's version). */
+function peerVersions(): Record<string, string> {
+  const versions: Record<string, string> = {};
+  for (const name of PEER_PACKAGES) {
+    try {
+      // From dist/bench/run.js; some packages do not export their package.json.
+      const manifest = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+      versions[name] = (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+    } catch {
+      versions[name] = "not installed";
+    }
+  }
+  return versions;
+}
+
+function machine(): BenchResults["machine"] {
+  const cores = cpus();
+  return { cpu: cores[0]?.model.trim() ?? "unknown", cores: cores.length, memoryGb: Math.round(totalmem() / 1024 ** 3), os: `${platform()} ${release()}` };
+}
+
+log(`toolwire benchmark: node ${process.version}, ${PROCESSES} process(es) per configuration${quick ? " (quick)" : ""}`);
+log("cold import:");
+const cold = measureColdImport();
+log("CPU ratios to the baseline:");
+const ratios = measureRatios();
+log("memory:");
+const memory = measureMemory();
+const stream50 = measureStream50();
+log(withPeers ? "peers (official SDKs, AI SDK), each with a CPU budget:" : "peers skipped (--no-peers)");
+const peers = withPeers ? measurePeers() : [];
+const results: BenchResults = {
+  version: 1,
+  date: new Date().toISOString().slice(0, 10),
+  node: process.version,
+  machine: machine(),
+  processesPerConfiguration: PROCESSES,
+  quick,
+  peerBudgetMs: PEER_BUDGET_MS,
+  doors: { ...DOORS },
+  peerVersions: peerVersions(),
+  peerLabels: Object.fromEntries(Object.entries(PEERS).map(([name, peer]) => [name, peer.label])),
+  cold,
+  ratios,
+  memory,
+  stream50,
+  peers,
 };
-
-function toolwire(provider: ProviderName, chunks: Uint8Array[], previews: boolean): unknown {
-  const decoder = createByteDecoder(provider, { previews });
-  // The consumer reads every delta's preview, as the SDK runs receive every inputJson snapshot:
-  // the measurement holds even if previews were ever computed on demand.
-  let shown = 0;
-  for (const chunk of chunks) {
-    for (const event of decoder.push(chunk)) if (event.type === "tool_call_delta" && event.preview !== undefined) shown++;
-  }
-  if (previews && shown === 0) throw new Error("toolwire emitted no previews");
-  const turn = decoder.finish();
-  const call = turn.toolCalls[0];
-  if (!call || call.error) throw new Error(`toolwire failed the benchmark stream: ${JSON.stringify(call?.error)}`);
-  return call.arguments;
+process.stdout.write(`${renderBench(results)}\n`);
+if (jsonPath) {
+  writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
+  log(`results written to ${jsonPath}`);
 }
-
-async function sdk(section: Section, chunks: Uint8Array[], runs: number): Promise<Measurement> {
-  const first = await section.sdkOnce(chunks, SDK_BUDGET_MS);
-  if (first.note) return first;
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    gc();
-    const m = await section.sdkOnce(chunks, SDK_BUDGET_MS);
-    if (m.note) return m;
-    times.push(m.ms);
-  }
-  return { ms: median(times) };
-}
-
-function format(m: Measurement, base: number): string {
-  const ratio = m.ms / base;
-  return `${m.ms.toFixed(1).padStart(9)} ms  ${(m.note ? "≥" : "") + ratio.toFixed(2)}x${m.note ? `  (${m.note})` : ""}`;
-}
-
-/** Runs one section at both sizes; returns the worst ratio of toolwire with previews to the baseline. */
-async function runSection(section: Section): Promise<number> {
-  const results: Record<string, Record<string, Measurement>> = {};
-  console.log(`toolwire benchmark: ${section.title}, node ${process.version}\n`);
-  for (const size of SIZES) {
-    const args = bigArguments(size);
-    const chunks = chunkBytes(section.body(args, DELTA_SIZE));
-    const deltas = Math.ceil(args.length / DELTA_SIZE);
-    const runs = size > 500_000 ? 15 : 41;
-    const expected = JSON.parse(args) as unknown;
-    if (JSON.stringify(toolwire(section.provider, chunks, true)) !== JSON.stringify(expected)) throw new Error("toolwire result differs from JSON.parse");
-    if (JSON.stringify(section.baseline(chunks)) !== JSON.stringify(expected)) throw new Error("baseline result differs from JSON.parse");
-    const row: Record<string, Measurement> = {
-      baseline: timeSync(runs, () => section.baseline(chunks)),
-      "toolwire (previews)": timeSync(runs, () => toolwire(section.provider, chunks, true)),
-      "toolwire (no previews)": timeSync(runs, () => toolwire(section.provider, chunks, false)),
-      [section.sdkLabel]: await sdk(section, chunks, size > 500_000 ? 1 : 3),
-    };
-    results[size] = row;
-    const base = (row.baseline as Measurement).ms;
-    console.log(`${(args.length / 1024).toFixed(0)} KB arguments, ${deltas} deltas:`);
-    for (const [name, m] of Object.entries(row)) console.log(`  ${name.padEnd(30)} ${format(m, base)}`);
-    console.log("");
-  }
-  const [small, large] = SIZES.map((size) => results[size] as Record<string, Measurement>);
-  const worst = Math.max(...SIZES.map((size) => (results[size]?.["toolwire (previews)"] as Measurement).ms / (results[size]?.baseline as Measurement).ms));
-  if (small && large) {
-    const scale = (name: string): string => `${((large[name] as Measurement).ms / (small[name] as Measurement).ms).toFixed(1)}x${large[name]?.note ? " (SDK stopped at its budget)" : ""}`;
-    console.log(`Scaling from 100 KB to 1 MB (ideal ~10x): baseline ${scale("baseline")}, toolwire (previews) ${scale("toolwire (previews)")}, ${section.sdkLabel} ${scale(section.sdkLabel)}`);
-    console.log(`toolwire with previews vs baseline, worst of both sizes: ${worst.toFixed(2)}x (target ≤ 1.5x): ${worst <= 1.5 ? "met" : "NOT met"}\n`);
-  }
-  return worst;
-}
-
-async function main(): Promise<void> {
-  const only = process.env.TOOLWIRE_BENCH_ONLY;
-  for (const section of [anthropicSection, chatSection]) {
-    if (only && section.provider !== only) continue;
-    await runSection(section);
-  }
-}
-
-await main();

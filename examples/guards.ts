@@ -15,7 +15,7 @@ type RunTool = (name: string, args: Record<string, unknown>) => Promise<ToolOutc
 export async function main(turn: DecodedTurn, schemas: Record<string, Schema>, runTool: RunTool) {
   // #region readme
   // turn: a DecodedTurn; schemas: your tools' parameter schemas by name; runTool(name, args): your tools.
-  const guard = createLoopGuard({ schemas }); // across turns: escalates after 3 identical failures, trips after 5
+  const guard = createLoopGuard({ schemas }); // across turns: escalates after 3 failures of a tool in a row, trips after 5
   const ledger = createOutcomeLedger(); // per turn: what each changing call did to its target
   const results: Array<{ id: string; content: string }> = [];
   let stop = false;
@@ -26,6 +26,11 @@ export async function main(turn: DecodedTurn, schemas: Record<string, Schema>, r
       const decision = guard.failure(call.name, checked ?? call.error ?? "invalid call");
       results.push({ id: call.id, content: decision.message }); // escalated: the required fields and a valid example
       stop ||= decision.trip;
+      continue;
+    }
+    const before = guard.beforeCall(call.name, checked.value); // the same call a third time in a row is not run
+    if (before.block) {
+      results.push({ id: call.id, content: before.message ?? "blocked" });
       continue;
     }
     guard.success(call.name);

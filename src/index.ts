@@ -11,9 +11,9 @@ export { createDecoder, supportedProviders, UnsupportedProviderError } from "./p
 export type { StreamingDecoder } from "./providers/codec.js";
 export { detectProvider, ProviderDetectionError } from "./providers/detect.js";
 export { createByteDecoder, type ByteDecoder, type ByteDecoderOptions } from "./adapters/bytes.js";
-export { decodeStream, collectTurn, type StreamSource, type StreamSourceFor, type DecodeStreamOptions } from "./adapters/web.js";
+export { decodeStream, decodeStreamBatches, collectTurn, type StreamSource, type StreamSourceFor, type DecodeStreamOptions } from "./adapters/web.js";
 export { record, type Recording, type RecordSink, type RecordOptions } from "./adapters/record.js";
-export type { WatchdogOptions } from "./adapters/watchdog.js";
+export { DEFAULT_IDLE_TIMEOUT_MS, type WatchdogOptions } from "./adapters/watchdog.js";
 export type { AnthropicStreamEventLike, OpenAIChatChunkLike, OpenAIResponsesEventLike, SdkEventOf } from "./adapters/sdk.js";
 export { createSseFramer, encodeSse, type SseFramer } from "./framing/sse.js";
 export { createNdjsonFramer } from "./framing/ndjson.js";
@@ -21,10 +21,13 @@ export { parseRecords, serializeRecords, RecordFormatError, type RecordedStream 
 export { IncrementalJsonParser, scanJson, type IncrementalJsonOptions } from "./json/incremental.js";
 export { finalizeArguments, type ArgumentSources, type FinalizeContext, type FinalizeResult } from "./json/finalize.js";
 export { replayEvents, toReplayJson, type ReplayInput, type ReplayJsonLine, type ReplayJsonCall } from "./replay.js";
-export { DEFAULT_LIMITS, type DecoderLimits } from "./limits.js";
+export { DEFAULT_LIMITS, TooDeepError, type DecoderLimits } from "./limits.js";
 export { createJsonArrayFramer } from "./framing/json-array.js";
 export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, type EventStreamMessage } from "./framing/aws-eventstream.js";
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";
+
+// Re-encoders: a decoded stream written back in its own protocol, fixed calls rewritten (the repairing fetch, `toolwire/fetch`, uses them).
+export { createReencoder, createReencodingStream, createAnthropicReencoder, createOpenAIChatReencoder, REENCODED_PROVIDERS, type Reencoder, type RepairReport } from "./reencode/index.js";
 
 // Tool calls written into assistant text (servers without a tool parser): the extractor behind `textCalls`.
 export * from "./text-calls/index.js";

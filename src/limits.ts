@@ -1,3 +1,5 @@
+import { ToolwireError } from "./errors.js";
+
 /**
  * Bounds on what one stream may make toolwire hold. Streams come from proxies and local servers of
  * every quality; each bound turns a hostile or broken stream into a typed error or a diagnostic
@@ -30,4 +32,37 @@ export const DEFAULT_LIMITS: Required<DecoderLimits> = {
 
 export function resolveLimits(limits: DecoderLimits | undefined): Required<DecoderLimits> {
   return { ...DEFAULT_LIMITS, ...(limits ?? {}) };
+}
+
+/**
+ * Input nested deeper than toolwire walks. The walks over histories and schemas recurse, so a
+ * value nested thousands of levels deep would overflow the stack; it is refused before any walk.
+ */
+export class TooDeepError extends ToolwireError {
+  constructor(
+    /** What was refused: `history`, `schema`. */
+    readonly what: string,
+    /** The deepest nesting accepted. */
+    readonly limit: number,
+  ) {
+    super("too_deep", `The ${what} nests more than ${limit} levels deep, deeper than toolwire accepts; nothing was processed.`);
+  }
+}
+
+/**
+ * True when `value` nests deeper than `max` levels (an object or array is one level). Iterative,
+ * and stops at the first branch that proves it.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== "object" || node === null) continue;
+    const level = depth + 1;
+    if (level > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, level]);
+    }
+  }
+  return false;
 }

@@ -28,6 +28,10 @@ export interface ReplayJsonCall {
   complete: boolean;
   repairs: string[];
   error: ToolCall["error"];
+  /** The id the provider sent, present only when `id` was minted in its place (a duplicate). */
+  providerId?: string;
+  /** The text-call syntax, present only for calls extracted from text. */
+  textSyntax?: string;
 }
 
 /** One line of `toolwire replay --json` (the contract in the README's CLI section). */
@@ -60,6 +64,8 @@ export function toReplayJson(turn: DecodedTurn): ReplayJsonLine {
       complete: call.complete,
       repairs: call.repairs,
       error: call.error,
+      ...(call.providerId !== undefined ? { providerId: call.providerId } : {}),
+      ...(call.textSyntax !== undefined ? { textSyntax: call.textSyntax } : {}),
     })),
     usage: turn.usage,
     diagnostics: turn.diagnostics.map((diagnostic) => ({ code: diagnostic.code, message: diagnostic.message })),

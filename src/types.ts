@@ -41,6 +41,11 @@ export type RepairCode =
   | "python_literals"
   | "invalid_escapes"
   | "trailing_comma"
+  /** Single-quoted strings (Python reprs) written with double quotes; their content unchanged. */
+  | "single_quotes"
+  /** A complete call whose text lacked only the outer object's closing brace. */
+  | "missing_closing_brace"
+  /** jsonrepair's rewrite, accepted only when verified lossless (e.g. a bare word or single-quoted string quoted). */
   | "jsonrepair"
   /** Two different complete objects glued at one index became two calls (the second has a minted id). */
   | "split_concatenated_calls"
@@ -213,6 +218,13 @@ export type CodecEvent =
        */
       preview?: unknown;
     }
+  /**
+   * The finalized call. Emitted at once for a call whose arguments parse strictly; for a call that
+   * closed with arguments needing a text repair or not parsing, it waits for the end of the turn,
+   * whose stop reason decides between `invalid_json` and `truncated` (cause `max_tokens`). Calls
+   * split off a glued call (`split_concatenated_calls`) get a `tool_call_start` and this event
+   * right after the call they came from.
+   */
   | { type: "tool_call_end"; call: ToolCall }
   | { type: "diagnostic"; diagnostic: Diagnostic }
   | { type: "finish"; turn: DecodedTurn };

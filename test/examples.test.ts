@@ -196,7 +196,16 @@ describe("README example: guards", () => {
     expect(results[3]?.content).toContain('A valid call: {"path":');
     expect(results[5]?.content).toContain("The arguments for `read_file` are not"); // invalid JSON: never run
     expect(stop).toBe(false);
-    expect(footer).toBe("Files NOT modified this turn (the last attempt failed and no later call succeeded):\n- src/b.ts (write_file: permission denied)");
+    expect(footer).toBe("Files NOT modified this turn (a call failed and no later call on the same target succeeded):\n- src/b.ts (write_file: permission denied)");
+  });
+
+  it("does not run the same call a third time in a row", async () => {
+    let runs = 0;
+    const same: [string, string] = ["read_file", '{"path": "a.ts"}'];
+    const { results } = await guardsExample(turnOf([same, same, same]), schemas, async () => ({ output: `run ${++runs}`, ok: true }));
+    expect(runs).toBe(2);
+    expect(results.map((result) => result.content).slice(0, 2)).toEqual(["run 1", "run 2"]);
+    expect(results[2]?.content).not.toBe("run 3");
   });
 
   it("trips after five identical failures", async () => {

@@ -2,12 +2,25 @@ import type { Diagnostic } from "../types.js";
 import { ToolwireError } from "../errors.js";
 
 /**
- * Bounds on how long a live stream may take. The push core has no timers by design; this lives in
- * the async adapter layer and uses only `setTimeout` and `AbortSignal`, so it runs in browsers
- * and edge runtimes as well as Node.
+ * The idle timeout `decodeStream` and `collectTurn` apply when the caller sets none: 120 s
+ * without a chunk ends the turn `incomplete` (`idle_timeout`), so a hung stream never hangs an
+ * agent. Reasoning models can think silently for a while, but providers send keep-alives (SSE
+ * `ping` events and comments count as data) well within this.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
+/**
+ * Stall protection for `decodeStream` and `collectTurn`: an idle timeout (on by default), a
+ * deadline and an abort signal; each ends the turn `incomplete` with its open calls truncated,
+ * never hangs it. The push core has no timers by design; this lives in the async adapter layer and
+ * uses only `setTimeout` and `AbortSignal`, so it runs in browsers and edge runtimes as well as Node.
  */
 export interface WatchdogOptions {
-  /** Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count. */
+  /**
+   * Longest wait for the next chunk, in ms. Time the consumer spends between reads does not count.
+   * In `decodeStream` and `collectTurn` it defaults to {@link DEFAULT_IDLE_TIMEOUT_MS} (120 s);
+   * `0` turns it off.
+   */
   idleTimeoutMs?: number;
   /** Longest time for the whole stream, in ms from the start of decoding. */
   deadlineMs?: number;
@@ -98,31 +111,42 @@ export class Watchdog {
   }
 
   /** The read's result, or `STOPPED` if a bound tripped first (the read is then left to settle unobserved). */
-  async race<T>(read: Promise<T>): Promise<T | Stopped> {
+  race<T>(read: Promise<T>): Promise<T | Stopped> {
     if (this.stop) {
       read.catch(() => {});
-      return STOPPED;
+      return Promise.resolve(STOPPED);
     }
-    const tripped = new Promise<Stopped>((resolve) => {
+    // One promise per read and a reused timer callback: this runs once per chunk (once per event
+    // for an SDK stream), so it avoids Promise.race and a closure per read. Whichever settles it
+    // first wins; a read that fails after a stop is handled here and ignored.
+    return new Promise<T | Stopped>((resolve, reject) => {
       this.wake = () => resolve(STOPPED);
+      if (this.idleTimeoutMs !== undefined) this.idleTimer = setTimeout(this.onIdle, this.idleTimeoutMs);
+      read.then(
+        (value) => {
+          this.settled();
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.settled();
+          reject(error);
+        },
+      );
     });
-    if (this.idleTimeoutMs !== undefined) {
-      const idle = this.idleTimeoutMs;
-      this.idleTimer = setTimeout(() => {
-        const message = `No data arrived for ${idle} ms (idle timeout); the turn is incomplete and its open calls are truncated.`;
-        this.trip({ code: "idle_timeout", reason: new ToolwireError("idle_timeout", message), diagnostic: { code: "idle_timeout", severity: "error", message, data: { idleTimeoutMs: idle } } });
-      }, idle);
-    }
-    try {
-      const winner = await Promise.race([read, tripped]);
-      // The source may still fail after it lost the race (an aborted fetch rejects): nobody waits for it.
-      if (isStopped(winner)) read.catch(() => {});
-      return winner;
-    } finally {
+  }
+
+  private readonly onIdle = (): void => {
+    const idle = this.idleTimeoutMs as number;
+    const message = `No data arrived for ${idle} ms (idle timeout); the turn is incomplete and its open calls are truncated.`;
+    this.trip({ code: "idle_timeout", reason: new ToolwireError("idle_timeout", message), diagnostic: { code: "idle_timeout", severity: "error", message, data: { idleTimeoutMs: idle } } });
+  };
+
+  private settled(): void {
+    if (this.idleTimer !== undefined) {
       clearTimeout(this.idleTimer);
       this.idleTimer = undefined;
-      this.wake = null;
     }
+    this.wake = null;
   }
 
   private trip(stop: Stop): void {

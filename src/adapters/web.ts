@@ -6,7 +6,7 @@ import type { CodecEvent, DecodedTurn, Diagnostic, ProviderEvent, ProviderName, 
 import type { ByteDecoderOptions } from "./bytes.js";
 import { isRecording, Recorder, type Recording } from "./record.js";
 import { cancelSdkStream, providerEventFromSdkError, toProviderEvent, type SdkEventOf } from "./sdk.js";
-import { isStopped, Watchdog, type Stopped, type WatchdogOptions } from "./watchdog.js";
+import { DEFAULT_IDLE_TIMEOUT_MS, isStopped, Watchdog, type Stopped, type WatchdogOptions } from "./watchdog.js";
 import { ToolwireError } from "../errors.js";
 
 /**
@@ -207,40 +207,62 @@ class Pipeline {
 }
 
 /**
- * Decodes a live stream into CodecEvents; the last event is always `finish` with the DecodedTurn.
- *
- * Calls are final as soon as the provider closes them (`tool_call_end` arrives with the block's
- * stop, not at the end of the stream), so an agent may start a call while the turn goes on.
- *
- * The stream never throws for what happens to it: a timeout (`idleTimeoutMs`, `deadlineMs`), an
- * abort through `signal`, or a source that fails (network error) ends the turn `incomplete`, with
- * a diagnostic (`idle_timeout`, `deadline_exceeded`, `aborted`, `source_error`) and every open
- * call truncated. An error the provider sent mid-stream, which the SDKs raise as an exception, is
- * decoded as the provider's error event (status `error`). It throws only for misuse (an unknown
- * provider, a source of the wrong kind). When the consumer stops reading early, or a bound trips,
- * the source is cancelled (the SDKs' request is aborted, a fetch body cancelled).
+ * One decoding run over one source: opening, reading through the watchdog, framing and decoding,
+ * and cleanup. `step` reads one item of the source and returns the events it produced (possibly
+ * none), or null once the stream has ended and its trailing events were returned. Both doors
+ * drive it: `collectTurn` directly, `decodeStream` through a hand-written async iterator, so
+ * that no async generator resumes per event.
  */
-export async function* decodeStream<P extends ProviderName>(
-  provider: P,
-  source: StreamSourceFor<P> | Recording<StreamSourceFor<P>>,
-  options: DecodeStreamOptions = {},
-): AsyncGenerator<CodecEvent> {
-  const recording = isRecording(source) ? source : null;
-  // A recording's sequence name is the turn's too, unless the caller named the turn.
-  const recordedSequence = recording?.options.sequence;
-  if (recordedSequence !== undefined && recordedSequence !== null && options.sequence === undefined) options = { ...options, sequence: recordedSequence };
-  // In this order so that misuse (an unknown provider, a bad source) throws before anything is
-  // locked: the source's reader, the sink's writer.
-  const pipeline = new Pipeline(provider, options);
-  const inner: unknown = recording ? recording.source : source;
-  const input = openSource(inner);
-  if (recording) pipeline.recorder = new Recorder(provider, recording);
-  const watchdog = Watchdog.needed(options) ? new Watchdog(options, (stop) => input.cancel(stop.reason)) : null;
-  let settled = false;
-  try {
+class DecodeRun {
+  private pipeline: Pipeline | null = null;
+  private input: OpenSource | null = null;
+  private inner: unknown = null;
+  private watchdog: Watchdog | null = null;
+  private started = false;
+  /** The source reached an end (normal, stop, failure) and its trailing events were produced. */
+  private settled = false;
+  /** Nothing more to read or return. */
+  finished = false;
+
+  constructor(
+    private readonly provider: ProviderName,
+    private readonly source: unknown,
+    private options: DecodeStreamOptions,
+  ) {}
+
+  /** Opens everything; throws for misuse before anything is locked (the source's reader, the sink's writer). */
+  private start(): CodecEvent[] {
+    this.started = true;
+    const recording = isRecording(this.source) ? this.source : null;
+    // A recording's sequence name is the turn's too, unless the caller named the turn.
+    const recordedSequence = recording?.options.sequence;
+    if (recordedSequence !== undefined && recordedSequence !== null && this.options.sequence === undefined) this.options = { ...this.options, sequence: recordedSequence };
+    const pipeline = new Pipeline(this.provider, this.options);
+    this.pipeline = pipeline;
+    this.inner = recording ? recording.source : this.source;
+    const input = openSource(this.inner);
+    this.input = input;
+    if (recording) pipeline.recorder = new Recorder(this.provider, recording);
+    const watchdogOptions = withDefaultIdleTimeout(this.options);
+    this.watchdog = Watchdog.needed(watchdogOptions) ? new Watchdog(watchdogOptions, (stop) => input.cancel(stop.reason)) : null;
     pipeline.recorder?.begin();
-    if (isResponse(inner)) yield* pipeline.inspect(inner);
-    while (true) {
+    return isResponse(this.inner) ? pipeline.inspect(this.inner) : [];
+  }
+
+  async step(): Promise<CodecEvent[] | null> {
+    if (this.finished) return null;
+    try {
+      if (!this.started) {
+        const first = this.start();
+        if (first.length > 0) return first;
+      }
+      const pipeline = this.pipeline as Pipeline;
+      const input = this.input as OpenSource;
+      const watchdog = this.watchdog;
+      if (this.settled) {
+        this.close();
+        return null;
+      }
       let result: IteratorResult<unknown> | Stopped | null = null;
       let failure: { error: unknown } | null = null;
       try {
@@ -253,49 +275,239 @@ export async function* decodeStream<P extends ProviderName>(
       // error): whatever the read says then, the stop is why the stream ended.
       const stop = watchdog?.stopped;
       if (stop) {
-        settled = true;
-        yield* await pipeline.end({ diagnostic: stop.diagnostic, cause: "aborted" });
-        return;
+        this.settled = true;
+        return await pipeline.end({ diagnostic: stop.diagnostic, cause: "aborted" });
       }
       if (failure) {
-        settled = true;
-        const event = providerEventFromSdkError(provider, failure.error);
-        if (event) {
-          yield* pipeline.pushEvent(event);
-          yield* await pipeline.end();
-        } else {
-          yield* await pipeline.end({ diagnostic: sourceFailure(failure.error), cause: "stream_ended" });
-        }
-        return;
+        this.settled = true;
+        const event = providerEventFromSdkError(this.provider, failure.error);
+        if (!event) return await pipeline.end({ diagnostic: sourceFailure(failure.error), cause: "stream_ended" });
+        const out = pipeline.pushEvent(event);
+        for (const trailing of await pipeline.end()) out.push(trailing);
+        return out;
       }
       // A STOPPED result always comes with `watchdog.stopped` set, handled above.
-      if (result === null || isStopped(result)) continue;
-      if (result.done) break;
-      yield* pipeline.push(result.value);
+      if (result === null || isStopped(result)) return [];
+      if (result.done) {
+        this.settled = true;
+        input.release();
+        return await pipeline.end();
+      }
+      const out = pipeline.push(result.value);
       if (pipeline.recorder) await pipeline.recorder.drain();
+      return out;
+    } catch (error) {
+      await this.cancel();
+      throw error;
     }
-    settled = true;
-    input.release();
-    yield* await pipeline.end();
-  } finally {
-    watchdog?.dispose();
-    // The consumer stopped reading (or decoding threw): free the request as the SDKs do on `break`.
-    if (!settled) {
-      input.cancel(new ToolwireError("consumer_stopped", "decodeStream: the consumer stopped reading"));
-      await pipeline.recorder?.close();
+  }
+
+  /** The run ended normally: only the timers and the signal listener are left to free. */
+  private close(): void {
+    this.finished = true;
+    this.watchdog?.dispose();
+  }
+
+  /** The consumer stopped reading (or decoding threw): free the request as the SDKs do on `break`. */
+  async cancel(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.watchdog?.dispose();
+    if (this.started && !this.settled) {
+      this.input?.cancel(new ToolwireError("consumer_stopped", "decodeStream: the consumer stopped reading"));
+      await this.pipeline?.recorder?.close();
     }
   }
 }
 
-/** Decodes a whole stream and returns the DecodedTurn. */
+/** The watchdog options with the default idle timeout applied; `idleTimeoutMs: 0` turns it off. */
+function withDefaultIdleTimeout(options: DecodeStreamOptions): WatchdogOptions {
+  const idle = options.idleTimeoutMs === undefined ? DEFAULT_IDLE_TIMEOUT_MS : options.idleTimeoutMs;
+  const out: WatchdogOptions = {};
+  // Validated by the watchdog; 0 means "no idle timeout", as documented.
+  if (idle !== 0) out.idleTimeoutMs = idle;
+  if (options.deadlineMs !== undefined) out.deadlineMs = options.deadlineMs;
+  if (options.signal !== undefined) out.signal = options.signal;
+  return out;
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined }) as IteratorReturnResult<undefined>;
+
+/**
+ * The async iterators `decodeStream` and `decodeStreamBatches` return: operations (`next`,
+ * `return`, `throw`) run one after the other, as an async generator queues them; `return` cancels
+ * the source as `break` does.
+ */
+abstract class RunIterator<T> implements AsyncGenerator<T, void, undefined> {
+  /** Operations not yet settled; later ones run after earlier ones. */
+  protected pending = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(protected readonly run: DecodeRun) {}
+
+  abstract next(): Promise<IteratorResult<T, void>>;
+
+  protected abstract reset(): void;
+
+  protected enqueue<R>(operation: () => Promise<R>): Promise<R> {
+    const result = this.pending++ === 0 ? operation() : this.queue.then(operation, operation);
+    const settled = result.finally(() => {
+      this.pending--;
+    });
+    this.queue = settled.catch(() => {});
+    return settled;
+  }
+
+  return(): Promise<IteratorResult<T, void>> {
+    return this.enqueue(async () => {
+      this.reset();
+      await this.run.cancel();
+      return DONE;
+    });
+  }
+
+  throw(error: unknown): Promise<IteratorResult<T, void>> {
+    return this.enqueue(async () => {
+      this.reset();
+      await this.run.cancel();
+      throw error;
+    });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+/**
+ * Events of one chunk are handed out from a buffer, each with an already-resolved promise,
+ * instead of resuming an async generator per event (several microtask turns per event).
+ */
+class EventIterator extends RunIterator<CodecEvent> {
+  private buffer: CodecEvent[] = [];
+  private position = 0;
+
+  next(): Promise<IteratorResult<CodecEvent, void>> {
+    if (this.pending === 0) {
+      if (this.position < this.buffer.length) return Promise.resolve({ done: false, value: this.buffer[this.position++] as CodecEvent });
+      if (this.run.finished) return Promise.resolve(DONE);
+    }
+    return this.enqueue(() => this.serve());
+  }
+
+  protected reset(): void {
+    this.buffer = [];
+    this.position = 0;
+  }
+
+  private serve(): Promise<IteratorResult<CodecEvent, void>> {
+    if (this.position < this.buffer.length) return Promise.resolve({ done: false, value: this.buffer[this.position++] as CodecEvent });
+    if (this.run.finished) return Promise.resolve(DONE);
+    return this.refill();
+  }
+
+  private async refill(): Promise<IteratorResult<CodecEvent, void>> {
+    while (true) {
+      const events = await this.run.step();
+      if (events === null) {
+        this.reset();
+        return DONE;
+      }
+      if (events.length > 0) {
+        this.buffer = events;
+        this.position = 1;
+        return { done: false, value: events[0] as CodecEvent };
+      }
+    }
+  }
+}
+
+/** One array per chunk read that produced events. */
+class BatchIterator extends RunIterator<CodecEvent[]> {
+  next(): Promise<IteratorResult<CodecEvent[], void>> {
+    if (this.pending === 0 && this.run.finished) return Promise.resolve(DONE);
+    return this.enqueue(() => this.refill());
+  }
+
+  protected reset(): void {}
+
+  private async refill(): Promise<IteratorResult<CodecEvent[], void>> {
+    while (true) {
+      const events = await this.run.step();
+      if (events === null) return DONE;
+      if (events.length > 0) return { done: false, value: events };
+    }
+  }
+}
+
+const asyncDispose = (Symbol as { asyncDispose?: symbol }).asyncDispose;
+if (asyncDispose !== undefined) {
+  // `await using events = decodeStream(...)` cancels the source as `break` does, where the runtime knows the symbol.
+  Object.defineProperty(RunIterator.prototype, asyncDispose, {
+    value(this: RunIterator<unknown>) {
+      return this.return().then(() => undefined);
+    },
+  });
+}
+
+/**
+ * Decodes a live stream into CodecEvents; the last event is always `finish` with the DecodedTurn.
+ *
+ * Calls are final as soon as the provider closes them (`tool_call_end` arrives with the block's
+ * stop, not at the end of the stream), so an agent may start a call while the turn goes on.
+ *
+ * The stream never throws for what happens to it: a timeout (`idleTimeoutMs`, by default
+ * {@link DEFAULT_IDLE_TIMEOUT_MS} = 120 s without a byte, `0` turns it off; `deadlineMs`), an
+ * abort through `signal`, or a source that fails (network error) ends the turn `incomplete`, with
+ * a diagnostic (`idle_timeout`, `deadline_exceeded`, `aborted`, `source_error`) and every open
+ * call truncated. An error the provider sent mid-stream, which the SDKs raise as an exception, is
+ * decoded as the provider's error event (status `error`). It throws only for misuse (an unknown
+ * provider, a source of the wrong kind), at the first `next()`. When the consumer stops reading
+ * early, or a bound trips, the source is cancelled (the SDKs' request is aborted, a fetch body
+ * cancelled).
+ */
+export function decodeStream<P extends ProviderName>(
+  provider: P,
+  source: StreamSourceFor<P> | Recording<StreamSourceFor<P>>,
+  options: DecodeStreamOptions = {},
+): AsyncGenerator<CodecEvent, void, undefined> {
+  return new EventIterator(new DecodeRun(provider, source, options));
+}
+
+/**
+ * `decodeStream`'s events, in the same order, handed out as one array per chunk read from the
+ * source (a network chunk often carries dozens of small deltas): one `await` per chunk instead of
+ * one per event, the cheapest way to watch a live stream. Same sources, options and guarantees;
+ * the last array ends with `finish`. Arrays are never empty.
+ */
+export function decodeStreamBatches<P extends ProviderName>(
+  provider: P,
+  source: StreamSourceFor<P> | Recording<StreamSourceFor<P>>,
+  options: DecodeStreamOptions = {},
+): AsyncGenerator<CodecEvent[], void, undefined> {
+  return new BatchIterator(new DecodeRun(provider, source, options));
+}
+
+/**
+ * Decodes a whole stream and returns the DecodedTurn. Same sources, options and guarantees as
+ * `decodeStream` (including the default idle timeout), without handing out the events.
+ */
 export async function collectTurn<P extends ProviderName>(
   provider: P,
   source: StreamSourceFor<P> | Recording<StreamSourceFor<P>>,
   options: DecodeStreamOptions = {},
 ): Promise<DecodedTurn> {
+  const run = new DecodeRun(provider, source, options);
   let turn: DecodedTurn | null = null;
-  for await (const event of decodeStream(provider, source, options)) {
-    if (event.type === "finish") turn = event.turn;
+  for (let events = await run.step(); events !== null; events = await run.step()) {
+    // The finish event is the last of its batch: look from the end.
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i] as CodecEvent;
+      if (event.type === "finish") {
+        turn = event.turn;
+        break;
+      }
+    }
   }
   return turn as DecodedTurn;
 }

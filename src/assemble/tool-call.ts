@@ -6,6 +6,8 @@ import { IncrementalJsonParser } from "../json/incremental.js";
 export interface ToolCallInit {
   index: number;
   id: string;
+  /** True when the decoder minted `id` because the provider sent none (ids the provider sent are false). */
+  idMinted?: boolean;
   name: string;
   kind: "client" | "server";
   providerIndex?: number;
@@ -28,12 +30,18 @@ export interface CallEndOptions {
 export class ToolCallAssembler {
   readonly index: number;
   id: string;
+  /** The id the provider sent, when the turn replaced it (a duplicate): reported as `ToolCall.providerId`. */
+  providerId: string | undefined;
+  /** True when `id` was minted by toolwire (none sent, or a duplicate replaced), so that it may be minted again. */
+  idMinted: boolean;
   name: string;
   readonly kind: "client" | "server";
   readonly providerIndex: number | undefined;
   providerFields: Record<string, unknown> | undefined;
   /** Dropped by the turn (over a limit): its events are decoded into nothing. */
   detached = false;
+  /** The decoder wrote the text and knows it is broken: finalize must not repair it. */
+  private broken = false;
 
   private start: Record<string, unknown> | undefined;
   /** Delta text as joined chunks plus pending small fragments (see `get deltaText`). */
@@ -54,18 +62,27 @@ export class ToolCallAssembler {
   private readonly maxDepth: number | undefined;
   private readonly maxPreviewDepth: number | undefined;
   private resultDiagnostics: Diagnostic[] = [];
+  /** Further objects glued after the first one (`split_concatenated_calls`), for the turn to open as calls. */
+  private splitObjects: Array<{ value: Record<string, unknown>; raw: string }> = [];
 
   constructor(init: ToolCallInit, options: { previews: boolean; maxPreviewDepth?: number; maxArgumentChars?: number; maxDepth?: number }) {
     this.maxArgumentChars = options.maxArgumentChars ?? Number.POSITIVE_INFINITY;
     this.maxDepth = options.maxDepth;
     this.index = init.index;
     this.id = init.id;
+    this.providerId = undefined;
+    this.idMinted = init.idMinted === true;
     this.name = init.name;
     this.kind = init.kind;
     this.providerIndex = init.providerIndex;
     this.providerFields = init.providerFields;
     this.maxPreviewDepth = options.maxPreviewDepth;
     this.preview = options.previews ? new IncrementalJsonParser({ maxDepth: this.maxPreviewDepth }) : null;
+  }
+
+  /** The decoder built the argument text and could not finish it faithfully: no repair may complete it. */
+  markBroken(): void {
+    this.broken = true;
   }
 
   get finalized(): boolean {
@@ -243,9 +260,11 @@ export class ToolCallAssembler {
       emptyMeansNoArguments: options.emptyMeansNoArguments,
       priorRepairs: this.priorRepairs,
       maxDepth: this.maxDepth,
+      noRepair: this.broken,
     });
     // Whole-object sources are measured only once serialized: the cap holds for them too.
     if (decided.rawArguments.length > this.maxArgumentChars) return this.settle(this.tooLarge(options.complete), []);
+    this.splitObjects = decided.split ?? [];
     return this.settle(
       {
         index: this.index,
@@ -319,7 +338,62 @@ export class ToolCallAssembler {
     ).call;
   }
 
+  /** The objects after the first of a glued `{…}{…}` text, once finalized; taken once. */
+  takeSplitObjects(): Array<{ value: Record<string, unknown>; raw: string }> {
+    const objects = this.splitObjects;
+    this.splitObjects = [];
+    return objects;
+  }
+
+  /**
+   * True when the delta text (or, without deltas, the final snapshot) already is one closed JSON
+   * object: the call's content is whole even though its end marker never came.
+   */
+  get formsClosedObject(): boolean {
+    if (this.overflowed || this.tooDeepSource || this.broken) return false;
+    const text = this.deltaText;
+    if (text.trim() !== "") {
+      try {
+        return isPlainObject(JSON.parse(text));
+      } catch {
+        return false;
+      }
+    }
+    if (!this.final) return false;
+    if ("value" in this.final) return isPlainObject(this.final.value);
+    try {
+      return isPlainObject(JSON.parse(this.final.text));
+    } catch {
+      return false;
+    }
+  }
+
+  /** Gives the call another id (a later provider id took its minted one); a settled result follows. */
+  renameId(id: string): void {
+    this.id = id;
+    if (this.result) this.result.id = id;
+  }
+
+  /**
+   * Finalizes again as cut off (`complete: false`): a call that closed with arguments that do not
+   * parse strictly, in a turn the provider then stopped at its output limit.
+   */
+  reviseAsTruncated(cause: TruncationCause, emptyMeansNoArguments: boolean): { call: ToolCall; diagnostics: Diagnostic[] } {
+    this.result = null;
+    this.splitObjects = [];
+    return this.end({ complete: false, truncationCause: cause, emptyMeansNoArguments });
+  }
+
+  /** Settles a call whose arguments were decided elsewhere (a call split off another one). */
+  settleWith(call: Omit<ToolCall, "index" | "id" | "name" | "kind">): ToolCall {
+    return this.settle({ index: this.index, id: this.id, name: this.name, kind: this.kind, ...call }, []).call;
+  }
+
   private settle(call: ToolCall, diagnostics: Diagnostic[]): { call: ToolCall; diagnostics: Diagnostic[] } {
+    if (this.providerId !== undefined) {
+      call.providerId = this.providerId;
+      if (!call.repairs.includes("minted_id")) call.repairs = [...call.repairs, "minted_id"];
+    }
     if (this.providerIndex !== undefined) call.providerIndex = this.providerIndex;
     if (this.providerFields && Object.keys(this.providerFields).length > 0) call.providerFields = this.providerFields;
     this.result = call;

@@ -1,5 +1,6 @@
 import type {
   ArgumentSource,
+  RepairCode,
   CodecEvent,
   ContentBlock,
   DecodedTurn,
@@ -44,6 +45,29 @@ export interface OpenCallInit extends Omit<ToolCallInit, "index"> {
   start?: unknown;
 }
 
+/**
+ * Repairs that complete or rewrite the argument text. In a turn the provider stopped at its output
+ * limit, a call that needed one of them may simply be cut off, so it is reported as truncated.
+ */
+const TEXT_REPAIRS: ReadonlySet<RepairCode> = new Set<RepairCode>([
+  "strip_code_fence",
+  "strip_special_tokens",
+  "python_literals",
+  "invalid_escapes",
+  "trailing_comma",
+  "single_quotes",
+  "missing_closing_brace",
+  "jsonrepair",
+]);
+
+/** Placeholder ids some servers put on chunks that carry no id (`"null"`, `"None"`, `"undefined"`). */
+const PLACEHOLDER_IDS: ReadonlySet<string> = new Set(["", "null", "None", "undefined", "nil", "NULL"]);
+
+/** True when a provider id field holds no id: empty, or a serialized null of some language. */
+export function isPlaceholderId(id: string): boolean {
+  return PLACEHOLDER_IDS.has(id.trim());
+}
+
 export interface TurnEnd {
   status: TurnStatus;
   /** Why calls still open are truncated. */
@@ -81,6 +105,17 @@ export class TurnBuilder {
   private droppedCallsDiagnostic: Diagnostic | null = null;
   private readonly diagnosticCounts = new Map<string, number>();
   private suppressed: Diagnostic | null = null;
+  /** Every call id the provider sent in this turn (a minted id never equals one of them). */
+  private sentIds = new Set<string>();
+  /** The call that carries each id now: ids are unique within the turn. */
+  private idOwners = new Map<string, ToolCallAssembler>();
+  /** Next suffix to try when minting from a base id (keeps N duplicates of one id linear). */
+  private mintSuffixes = new Map<string, number>();
+  /**
+   * Calls that closed with arguments that do not parse strictly: their tool_call_end waits for the
+   * end of the turn, where a stop at the output limit makes them truncated rather than invalid.
+   */
+  private deferredEnds: Array<{ call: ToolCallAssembler; emptyMeansNoArguments: boolean }> = [];
   /** The text-call extractor (option `textCalls`), or null when off. */
   private readonly textCalls: TextCallRouter<ToolCallAssembler> | null;
   private readonly textOrigins = new WeakMap<ToolCallAssembler, { source: ArgumentSource; syntax: string }>();
@@ -111,7 +146,7 @@ export class TurnBuilder {
     const taken = new Set([...this.calls, ...this.serverCalls].map((call) => call.id));
     let id = `tw_text_${this.calls.length}`;
     for (let n = 1; taken.has(id); n++) id = `tw_text_${this.calls.length}_${n}`;
-    const call = this.openCall({ id, name, kind: "client" });
+    const call = this.openCall({ id, idMinted: true, name, kind: "client" });
     this.textOrigins.set(call, { source, syntax });
     return call;
   }
@@ -263,21 +298,11 @@ export class TurnBuilder {
     if (this.callCount >= this.limits.maxCallsPerTurn || this.overLimit) {
       // Over the limit the call is decoded into nothing: its events are dropped, and counted.
       call.detached = true;
-      this.droppedCalls++;
-      if (this.droppedCallsDiagnostic) {
-        (this.droppedCallsDiagnostic.data as { dropped: number }).dropped = this.droppedCalls;
-      } else {
-        this.droppedCallsDiagnostic = {
-          code: "too_many_calls",
-          severity: "error",
-          message: `The turn opened more than ${this.limits.maxCallsPerTurn} tool calls; later calls were dropped.`,
-          data: { dropped: this.droppedCalls },
-        };
-        this.diagnostic(this.droppedCallsDiagnostic);
-      }
+      this.countDroppedCall();
       return call;
     }
     list.push(call);
+    this.assignId(call, init.id, init.idMinted === true);
     this.blocks.push({
       type: init.kind === "server" ? "server_tool_call" : "tool_call",
       callIndex: call.index,
@@ -289,6 +314,98 @@ export class TurnBuilder {
     }
     this.out.push({ type: "tool_call_start", index: call.index, id: call.id, name: call.name, kind: call.kind });
     return call;
+  }
+
+  private countDroppedCall(): void {
+    this.droppedCalls++;
+    if (this.droppedCallsDiagnostic) {
+      (this.droppedCallsDiagnostic.data as { dropped: number }).dropped = this.droppedCalls;
+      return;
+    }
+    this.droppedCallsDiagnostic = {
+      code: "too_many_calls",
+      severity: "error",
+      message: `The turn opened more than ${this.limits.maxCallsPerTurn} tool calls; later calls were dropped.`,
+      data: { dropped: this.droppedCalls },
+    };
+    this.diagnostic(this.droppedCallsDiagnostic);
+  }
+
+  /**
+   * The id rule, one for every provider: ids are unique within a turn. A call whose sent id an
+   * earlier call already carries gets a minted id `<sent>_tw<n>` (`providerId` keeps the sent one,
+   * repair `minted_id`, diagnostic `call_id_duplicate`). A minted id never equals an id the
+   * provider sent in the turn: it is checked against every sent id, and when a later call is sent
+   * with an id toolwire had minted for an earlier call, the earlier call is minted another
+   * (`call_id_reminted`) and the later one keeps the id it was sent with.
+   */
+  private assignId(call: ToolCallAssembler, id: string, minted: boolean): void {
+    if (minted) {
+      const unique = this.isTaken(id) ? this.mintFrom(id) : id;
+      call.id = unique;
+      call.idMinted = true;
+      this.idOwners.set(unique, call);
+      return;
+    }
+    this.sentIds.add(id);
+    const owner = this.idOwners.get(id);
+    if (!owner || owner === call) {
+      call.id = id;
+      this.idOwners.set(id, call);
+      return;
+    }
+    if (owner.idMinted) {
+      const replacement = this.mintFrom(owner.providerId ?? id);
+      this.idOwners.set(replacement, owner);
+      owner.renameId(replacement);
+      call.id = id;
+      this.idOwners.set(id, call);
+      this.diagnostic({
+        code: "call_id_reminted",
+        severity: "warning",
+        message: `The provider sent the id ${id} for call ${call.index}, which toolwire had minted for call ${owner.index}; call ${owner.index} now carries ${replacement} (its earlier events showed ${id}).`,
+        callIndex: owner.index,
+        data: { id, minted: replacement, callIndex: call.index },
+      });
+      return;
+    }
+    const replacement = this.mintFrom(id);
+    call.id = replacement;
+    call.providerId = id;
+    call.idMinted = true;
+    this.idOwners.set(replacement, call);
+    this.diagnostic({
+      code: "call_id_duplicate",
+      severity: "warning",
+      message: `Call ${call.index} arrived with the id ${id}, which call ${owner.index} already has; it was given the id ${replacement} (providerId keeps ${id}), so that each result pairs with its own call.`,
+      callIndex: call.index,
+      data: { id, minted: replacement, firstCallIndex: owner.index },
+    });
+  }
+
+  private isTaken(id: string): boolean {
+    return this.idOwners.has(id) || this.sentIds.has(id);
+  }
+
+  /** `<base>_tw<n>` with the first n from 2 on that no call carries and the provider never sent. */
+  private mintFrom(base: string): string {
+    let n = this.mintSuffixes.get(base) ?? 2;
+    let id = `${base}_tw${n}`;
+    while (this.isTaken(id)) id = `${base}_tw${++n}`;
+    this.mintSuffixes.set(base, n + 1);
+    return id;
+  }
+
+  /**
+   * The provider's id arrived after the call opened under a minted one (Chat Completions servers
+   * that send the id late): the call takes it, under the same uniqueness rule as at open.
+   */
+  adoptProviderId(call: ToolCallAssembler, id: string): void {
+    if (call.detached || this.finishedCalls.has(call)) return;
+    if (this.idOwners.get(call.id) === call) this.idOwners.delete(call.id);
+    call.idMinted = false;
+    call.providerId = undefined;
+    this.assignId(call, id, false);
   }
 
   appendArguments(call: ToolCallAssembler, fragment: string): void {
@@ -339,15 +456,101 @@ export class TurnBuilder {
       });
     }
     const { call: result, diagnostics } = ended;
-    const origin = this.textOrigins.get(call);
-    if (origin) {
-      if (result.source !== null) result.source = origin.source as ArgumentSource;
-      result.textSyntax = origin.syntax;
-    }
+    this.markTextOrigin(call, result);
     this.finishedCalls.set(call, result);
     for (const diagnostic of diagnostics) this.diagnostic(diagnostic);
+    if (options.complete && !strictlyParsed(result)) {
+      // Whether this is a bad call or a cut-off one is told by the stop reason, which comes later.
+      this.deferredEnds.push({ call, emptyMeansNoArguments: options.emptyMeansNoArguments });
+      return result;
+    }
     this.out.push({ type: "tool_call_end", call: result });
+    this.openSplitCalls(call, result);
     return result;
+  }
+
+  /** A call read from text says so: its source (`text` or `failed_generation`) and its syntax. */
+  private markTextOrigin(call: ToolCallAssembler, result: ToolCall): void {
+    const origin = this.textOrigins.get(call);
+    if (!origin) return;
+    if (result.source !== null) result.source = origin.source;
+    result.textSyntax = origin.syntax;
+  }
+
+  /**
+   * Different complete objects glued at one call (servers that flatten parallel calls of one
+   * tool): each object after the first becomes a call of the same name, opened after every call so
+   * far, with a minted id whose `providerId` is the id the glued call was sent with.
+   */
+  private openSplitCalls(call: ToolCallAssembler, result: ToolCall): void {
+    const objects = call.takeSplitObjects();
+    if (objects.length === 0) return;
+    const sentId = result.providerId ?? (call.idMinted ? undefined : result.id);
+    for (const { value, raw } of objects) {
+      const list = call.kind === "server" ? this.serverCalls : this.calls;
+      if (this.callCount >= this.limits.maxCallsPerTurn || this.overLimit) {
+        this.countDroppedCall();
+        return;
+      }
+      const split = new ToolCallAssembler(
+        {
+          index: list.length,
+          id: this.mintFrom(sentId ?? result.id),
+          idMinted: true,
+          name: call.name,
+          kind: call.kind,
+          ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}),
+          ...(call.providerFields ? { providerFields: { ...call.providerFields } } : {}),
+        },
+        { previews: false },
+      );
+      if (sentId !== undefined) split.providerId = sentId;
+      list.push(split);
+      this.idOwners.set(split.id, split);
+      this.blocks.push({ type: call.kind === "server" ? "server_tool_call" : "tool_call", callIndex: split.index, ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}) });
+      this.out.push({ type: "tool_call_start", index: split.index, id: split.id, name: split.name, kind: split.kind });
+      const settled = split.settleWith({ arguments: value, rawArguments: raw, source: result.source, complete: true, repairs: ["split_concatenated_calls"], error: null });
+      this.finishedCalls.set(split, settled);
+      this.diagnostic({
+        code: "split_concatenated_calls",
+        severity: "warning",
+        message: `Call ${call.index} (\`${call.name}\`) carried several different complete JSON objects one after another (a server that flattened parallel calls of one tool); the object ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)} became call ${split.index} with the id ${split.id}.`,
+        callIndex: split.index,
+        data: { from: call.index, id: split.id, providerId: sentId ?? null },
+      });
+      this.out.push({ type: "tool_call_end", call: settled });
+    }
+  }
+
+  /**
+   * The deferred ends, now that the stop reason is known: in a turn stopped at the output limit a
+   * call whose arguments do not parse strictly was cut off (truncated, cause max_tokens).
+   */
+  private settleDeferredEnds(stoppedForLength: boolean): void {
+    const deferred = this.deferredEnds;
+    this.deferredEnds = [];
+    for (const { call, emptyMeansNoArguments } of deferred) {
+      let result = this.finishedCalls.get(call) as ToolCall;
+      if (stoppedForLength) {
+        try {
+          const revised = call.reviseAsTruncated("max_tokens", emptyMeansNoArguments);
+          result = revised.call;
+          this.markTextOrigin(call, result);
+          this.finishedCalls.set(call, result);
+          this.diagnostic({
+            code: "call_truncated_by_stop",
+            severity: "warning",
+            message: `Call ${call.index} (\`${call.name}\`) was closed with arguments that do not parse, and the provider then stopped at its output token limit: it was cut off, and is reported as truncated rather than invalid.`,
+            callIndex: call.index,
+            ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}),
+          });
+        } catch {
+          // Keep the result as first settled: a finalize bug costs the revision, not the turn.
+        }
+      }
+      this.out.push({ type: "tool_call_end", call: result });
+      this.openSplitCalls(call, result);
+    }
   }
 
   isEnded(call: ToolCallAssembler): boolean {
@@ -403,6 +606,7 @@ export class TurnBuilder {
    * returns a summary of what was dropped, so the caller can report it.
    */
   reset(): { blocks: ContentBlock[]; calls: ToolCall[]; text: string } {
+    this.settleDeferredEnds(false);
     const calls = [...this.calls, ...this.serverCalls].map((call) =>
       this.endCall(call, { complete: false, truncationCause: "message_restarted", emptyMeansNoArguments: false }),
     );
@@ -411,6 +615,10 @@ export class TurnBuilder {
     this.calls = [];
     this.serverCalls = [];
     this.finishedCalls = new Map();
+    this.deferredEnds = [];
+    this.sentIds = new Set();
+    this.idOwners = new Map();
+    this.mintSuffixes = new Map();
     this.rawFinishReason = null;
     this.finishReason = null;
     this.usage = null;
@@ -460,9 +668,27 @@ export class TurnBuilder {
     if (this.turn) return { turn: this.turn, events: [] };
     if (this.overLimit && end.status !== "error") end = { status: "incomplete", truncationCause: "limit_exceeded" };
     if (this.textCalls) this.endTextCalls(end);
+    const stoppedForLength = this.finishReason === "length";
+    // A clean end without the provider's end signal: a call whose arguments already are one closed
+    // object keeps them (the turn stays incomplete); anything still open is truncated.
+    const endedCleanly = end.status === "incomplete" && end.truncationCause === "stream_ended" && !stoppedForLength;
     for (const call of this.openCalls()) {
-      this.endCall(call, { complete: false, truncationCause: end.truncationCause, emptyMeansNoArguments });
+      if (endedCleanly && !call.detached && call.formsClosedObject) {
+        this.diagnostic({
+          code: "call_closed_at_stream_end",
+          severity: "warning",
+          message: `The stream ended without the provider's end marker for call ${call.index} (\`${call.name}\`), but its arguments already form one complete JSON object; they were kept (the turn is incomplete).`,
+          callIndex: call.index,
+          ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}),
+        });
+        this.endCall(call, { complete: true, emptyMeansNoArguments });
+        continue;
+      }
+      // Whatever the provider's own word for it (model_context_window_exceeded, …), a length stop cut the call.
+      const cause = stoppedForLength && end.truncationCause === "stream_ended" ? "max_tokens" : end.truncationCause;
+      this.endCall(call, { complete: false, truncationCause: cause, emptyMeansNoArguments });
     }
+    this.settleDeferredEnds(stoppedForLength);
     const resultOf = (call: ToolCallAssembler): ToolCall => this.finishedCalls.get(call) as ToolCall;
     this.boundVerbatimData();
     const turn: DecodedTurn = {
@@ -486,6 +712,15 @@ export class TurnBuilder {
     this.out.push({ type: "finish", turn });
     return { turn, events: this.drain() };
   }
+}
+
+/**
+ * True when the call's arguments need no stop reason to be judged: they parsed strictly (or came
+ * whole), or the call failed for a reason a cut cannot explain.
+ */
+function strictlyParsed(call: ToolCall): boolean {
+  if (call.error) return call.error.code !== "invalid_json";
+  return !call.repairs.some((repair) => TEXT_REPAIRS.has(repair));
 }
 
 export type { TextLikeBlock };

@@ -19,7 +19,7 @@ export const EXIT = {
   /** The command ran and found what it checks for (invalid calls with --strict, history faults, schema problems). */
   findings: 1,
   usage: 2,
-  /** Input that cannot be used: missing, unreadable, a directory where a file is needed, empty; unrecognized format; unknown or ambiguous provider. */
+  /** Input that cannot be used: missing, unreadable, a directory where a file is needed, empty; unrecognized format; unknown or ambiguous provider; input toolwire refuses with a typed error (too_deep). */
   input: 3,
 } as const;
 

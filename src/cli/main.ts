@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isToolwireError } from "../errors.js";
 import { CliError, EXIT, type CliContext, type CommandModule } from "./context.js";
 
 /**
@@ -16,6 +17,7 @@ const COMMANDS = {
   schema: () => import("./commands/schema.js"),
   serve: () => import("./commands/serve.js"),
   fuzz: () => import("./commands/fuzz.js"),
+  proxy: () => import("./commands/proxy.js"),
 } satisfies Record<string, () => Promise<CommandModule>>;
 
 type CommandName = keyof typeof COMMANDS;
@@ -28,7 +30,8 @@ export const EXIT_CODES_HELP = `Exit codes (every command):
   2  usage error: unknown command, flag, provider, format or target
   3  input error: a path that is missing, unreadable, a directory where a file is needed, or
      empty (no recorded stream in it); an unrecognized or malformed format; a provider not
-     recognizable from the payloads`;
+     recognizable from the payloads; input refused with a typed error (e.g. too_deep)
+  70 internal error: a bug in toolwire (the message carries the stack; please report it)`;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
   if (!Object.hasOwn(COMMANDS, name)) return null;
@@ -89,6 +92,11 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     if (error instanceof CliError) {
       ctx.err(`toolwire ${name}: ${error.message}\n`);
       return error.exitCode;
+    }
+    // toolwire's own typed errors are about the input (e.g. too_deep): an input error, one line.
+    if (isToolwireError(error)) {
+      ctx.err(`toolwire ${name}: ${error.message} (${error.code})\n`);
+      return EXIT.input;
     }
     throw error;
   }

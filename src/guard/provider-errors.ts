@@ -3,7 +3,7 @@
  * repair the history (and which faults to look for), sanitize the tool schemas for a target,
  * retry after a delay, shrink the context, or give up.
  *
- * Matching works on the provider's own error texts (see `/shared/reference/provider-errors.md`
+ * Matching works on the provider's own error texts (see `docs/reference/provider-errors.md`
  * and the sources named on each rule), read from whatever shape the body arrives in: an SDK error
  * object, parsed JSON, a JSON string, or JSON embedded in another provider's message (Vertex,
  * OpenRouter and LiteLLM wrap the upstream body). Specific texts win over status codes.
@@ -21,7 +21,10 @@ export type Recovery =
    * behind the error (empty when the check cannot see the problem, e.g. a rejected signature).
    */
   | { action: "repair_history"; faults: FaultCode[]; policy?: Partial<RepairPolicy> }
-  /** Rewrite the tool schemas for `target` and resend; `strip` names keywords the error points at. */
+  /**
+   * Rewrite the tool schemas for `target` and resend; `strip` names keywords the error points at
+   * (for llama.cpp see LLAMACPP_SCHEMA_ERRORS: every keyword named there can be removed).
+   */
   | { action: "sanitize_schema"; target: SchemaTarget; strip?: string[] }
   /** Transient: resend after `seconds` (null: the provider gave no delay; use backoff). */
   | { action: "retry_after"; seconds: number | null }
@@ -236,6 +239,85 @@ const repair = (faults: FaultCode[], policy?: Partial<RepairPolicy>): Recovery =
 
 const MISSING: FaultCode[] = ["missing_result", "result_not_adjacent"];
 const ORPHAN: FaultCode[] = ["orphan_result", "result_not_adjacent", "duplicate_result"];
+
+const LLAMACPP_GRAMMAR = /error parsing grammar|failed to parse grammar|json-schema-to-grammar|json schema conversion failed|unable to generate parser for this template/i;
+
+/** One error text of llama.cpp's schema-to-grammar path and what the recovery strips for it. */
+export interface LlamacppSchemaError {
+  /** The text as llama.cpp words it (`…` stands for the variable part). */
+  text: string;
+  /** Keywords the recovery names in `strip` (sanitizing for `llamacpp` also rewrites them). */
+  strip: readonly string[];
+  /** Why these keywords. */
+  why: string;
+  match: RegExp;
+}
+
+/**
+ * The texts llama.cpp's converter (`_errors` in json-schema-to-grammar.cpp) and its GBNF parser
+ * produce, first match wins; the last entry covers any other grammar failure. Every entry names
+ * the keywords at fault, so a retry changes what failed.
+ */
+export const LLAMACPP_SCHEMA_ERRORS: readonly LlamacppSchemaError[] = [
+  { text: "Pattern must start with '^' and end with '$'", strip: ["pattern"], why: "the converter takes anchored patterns only", match: /pattern must start with '\^' and end with '\$'/i },
+  {
+    text: "parse: error parsing grammar: unknown escape at \\d…",
+    strip: ["pattern"],
+    why: "`\\d` `\\w` `\\s` in a pattern are copied verbatim into the grammar, which has no such escapes",
+    match: /unknown escape at/i,
+  },
+  {
+    text: "Unbalanced parentheses / square brackets / curly brackets",
+    strip: ["pattern"],
+    why: "the converter's own pattern parser failed",
+    match: /unbalanced (?:parentheses|square brackets|curly brackets)/i,
+  },
+  {
+    text: "Wrong number of values in curly brackets / Invalid number in curly brackets",
+    strip: ["pattern"],
+    why: "a pattern repetition the converter cannot read",
+    match: /(?:wrong number of values|invalid number) in curly brackets/i,
+  },
+  {
+    text: "Unsupported ref: … / Error resolving ref …",
+    strip: ["$ref"],
+    why: "refs outside `#/` or to missing definitions: sanitizing for llamacpp inlines local refs",
+    match: /unsupported ref:|error resolving ref/i,
+  },
+  {
+    text: "Unrecognized schema: …",
+    strip: ["pattern", "format"],
+    why: "a node the converter cannot read (an unknown `type`, a bare string schema): sanitizing for llamacpp rewrites those shapes; nothing in the text names a keyword that can go, so the two that put raw text into the grammar do",
+    match: /unrecognized schema/i,
+  },
+  {
+    text: "Rule … not known",
+    strip: ["format"],
+    why: "a built-in rule a `format` refers to is missing",
+    match: /rule \S{1,200} not known/i,
+  },
+  {
+    text: "error parsing grammar / failed to parse grammar / JSON schema conversion failed (any other text)",
+    strip: ["pattern", "format"],
+    why: "the keywords that put raw text into the grammar",
+    match: /[\s\S]/,
+  },
+];
+
+/** The entry of LLAMACPP_SCHEMA_ERRORS for an error text (the last one when no specific text matches). */
+export function llamacppSchemaError(text: string): LlamacppSchemaError {
+  return LLAMACPP_SCHEMA_ERRORS.find((entry) => entry.match.test(text)) ?? LLAMACPP_SCHEMA_ERRORS[LLAMACPP_SCHEMA_ERRORS.length - 1]!;
+}
+
+/**
+ * What to strip for an error text: the keywords of every specific entry it contains (the
+ * converter joins all its errors with newlines), else the catch-all's.
+ */
+export function llamacppStrip(text: string): string[] {
+  const specific = LLAMACPP_SCHEMA_ERRORS.slice(0, -1).filter((entry) => entry.match.test(text));
+  const entries = specific.length > 0 ? specific : [LLAMACPP_SCHEMA_ERRORS[LLAMACPP_SCHEMA_ERRORS.length - 1]!];
+  return [...new Set(entries.flatMap((entry) => entry.strip))];
+}
 
 /** First match wins: history and schema texts, then transient conditions, then size, then status. */
 const RULES: Rule[] = [
@@ -486,11 +568,11 @@ const RULES: Rule[] = [
   {
     name: "llamacpp.grammar",
     reason: "schema_rejected",
-    source: "Kilo-Org/kilocode#12408; openclaw/openclaw#107430; ggml-org/llama.cpp#3081",
-    match: (context) =>
-      /error parsing grammar|failed to parse grammar|json-schema-to-grammar|json schema conversion failed|unable to generate parser for this template/i.test(context.text) &&
-      !/no user query found in messages/i.test(context.text),
-    recovery: (context) => ({ action: "sanitize_schema", target: "llamacpp", strip: /pattern/i.test(context.text) || /format/i.test(context.text) ? ["pattern", "format"] : [] }),
+    source: "llama.cpp common/json-schema-to-grammar.cpp and the GBNF parser; Kilo-Org/kilocode#12408; openclaw/openclaw#107430; ggml-org/llama.cpp#3081, #27580",
+    // The tools path answers 400; the same text with another status (the response_format path's
+    // 500) is not this recovery's to claim.
+    match: (context) => context.status === 400 && LLAMACPP_GRAMMAR.test(context.text) && !/no user query found in messages/i.test(context.text),
+    recovery: (context) => ({ action: "sanitize_schema", target: "llamacpp", strip: llamacppStrip(context.text) }),
   },
   {
     name: "xai.invalid_arguments",

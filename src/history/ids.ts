@@ -84,9 +84,39 @@ function isKimiId(id: string, name: string): boolean {
  * call's position.
  */
 export function mintId(original: string, rule: IdRule, context: IdContext, taken: ReadonlySet<string>): string {
-  for (let attempt = 0; ; attempt++) {
+  return mintFrom(original, rule, context, taken, 0).id;
+}
+
+function mintFrom(original: string, rule: IdRule, context: IdContext, taken: ReadonlySet<string>, first: number): { id: string; attempt: number } {
+  for (let attempt = first; ; attempt++) {
     const candidate = candidateId(original, rule, context, attempt);
-    if (!taken.has(candidate) && idProblem(candidate, rule, context) === null) return candidate;
+    if (!taken.has(candidate) && idProblem(candidate, rule, context) === null) return { id: candidate, attempt };
+  }
+}
+
+/**
+ * Mints ids for one history, each unique among `taken` (which it extends). The rules whose
+ * candidates are a sequence (`none`: `id_2`, `id_3`…; `kimi`: `functions.name:N`) resume where the
+ * last id minted from the same original (name) stopped, so N calls sharing one id cost O(N), not
+ * O(N²). Hashed candidates (the other rules) collide too rarely to need it.
+ */
+export class IdMinter {
+  private readonly resume = new Map<string, number>();
+
+  constructor(
+    private readonly rule: IdRule,
+    private readonly taken: Set<string>,
+  ) {}
+
+  mint(original: string, context: IdContext): string {
+    const key = this.rule === "kimi" ? context.name : this.rule === "none" ? original : null;
+    const resumeAt = key === null ? 0 : (this.resume.get(key) ?? 0);
+    // Kimi candidates count from the call's ordinal: resume at the next number not yet tried.
+    const first = this.rule === "kimi" ? Math.max(0, resumeAt - context.ordinal) : resumeAt;
+    const { id, attempt } = mintFrom(original, this.rule, context, this.taken, first);
+    if (key !== null) this.resume.set(key, this.rule === "kimi" ? context.ordinal + attempt + 1 : attempt + 1);
+    this.taken.add(id);
+    return id;
   }
 }
 

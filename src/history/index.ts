@@ -8,7 +8,7 @@
  * ```
  */
 import type { DecodedTurn } from "../types.js";
-import { clone, type HistoryFormat, type Message } from "./model.js";
+import { assertHistoryDepth, clone, type HistoryFormat, type Message } from "./model.js";
 import { adaptMessages, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "./encode.js";
 import { checkMessages, repairMessages, type Edit, type Fault, type HistoryOptions, type RepairPolicy } from "./pairing.js";
 import type { IdMap } from "./ids.js";
@@ -20,7 +20,8 @@ import * as openaiChat from "./formats/openai-chat.js";
 import * as openaiResponses from "./formats/openai-responses.js";
 import { ToolwireError } from "../errors.js";
 
-export { HISTORY_FORMATS, INVALID_ARGUMENTS_KEY, isHistoryFormat, readInvalidArgumentsPlaceholder } from "./model.js";
+export { HISTORY_FORMATS, INVALID_ARGUMENTS_KEY, MAX_HISTORY_DEPTH, isHistoryFormat, readInvalidArgumentsPlaceholder } from "./model.js";
+export { TooDeepError } from "../limits.js";
 export type { CallError, HistoryFormat, Message, OpaquePart, Part, ReasoningPart, ResultContent, Role, TextPart, ToolCallPart, ToolResultPart } from "./model.js";
 export { DANGLING_RESULT_TEXT, EDIT_CODES, FAULT_CODES, GEMINI_SIGNATURE_PLACEHOLDER, checkMessages, repairMessages } from "./pairing.js";
 export type { Edit, EditCode, Fault, FaultCode, HistoryOptions, RepairOutcome, RepairPolicy } from "./pairing.js";
@@ -59,13 +60,19 @@ function list(messages: readonly unknown[]): readonly unknown[] {
   return messages;
 }
 
-/** Provider messages (Responses: input items, Gemini: contents) → neutral, one to one. */
+/**
+ * Provider messages (Responses: input items, Gemini: contents) → neutral, one to one. Throws
+ * TooDeepError (`too_deep`) for a history nested deeper than MAX_HISTORY_DEPTH, as every function
+ * here that reads one does.
+ */
 export function toNeutral(messages: readonly unknown[], format: HistoryFormat): Message[] {
-  return FORMATS[format].read(list(messages));
+  assertHistoryDepth(list(messages));
+  return FORMATS[format].read(messages);
 }
 
 /** Neutral → provider messages. */
 export function fromNeutral(messages: readonly Message[], format: HistoryFormat): unknown[] {
+  assertHistoryDepth(messages);
   return FORMATS[format].write(messages);
 }
 

@@ -9,6 +9,7 @@
  */
 import type { ToolCallErrorCode } from "../types.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
+import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /** The history formats toolwire reads, checks, repairs and writes. */
 export const HISTORY_FORMATS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock"] as const;
@@ -125,6 +126,18 @@ export interface Message {
   /** Set when the provider message could not be read; `raw` is replayed unchanged. */
   invalid?: string;
   raw?: unknown;
+}
+
+/**
+ * The deepest nesting a history may have: the decoders' argument depth (`DEFAULT_LIMITS.maxDepth`)
+ * plus the envelope around arguments and results (list, message, content, block, call…). The walks
+ * over a history recurse; a deeper one is refused with TooDeepError before any of them runs.
+ */
+export const MAX_HISTORY_DEPTH = DEFAULT_LIMITS.maxDepth + 8;
+
+/** Throws TooDeepError (code `too_deep`) when `messages` nest deeper than MAX_HISTORY_DEPTH. */
+export function assertHistoryDepth(messages: unknown): void {
+  if (nestsDeeperThan(messages, MAX_HISTORY_DEPTH)) throw new TooDeepError("history", MAX_HISTORY_DEPTH);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,6 +272,8 @@ export function readArgumentsText(text: string): Pick<ToolCallPart, "arguments" 
   } catch {
     return { arguments: null, error: defaultCallError("invalid_json"), rawArguments: text };
   }
+  // Arguments sent as text are as deep as the history itself would be with them inline.
+  assertHistoryDepth(value);
   const read = readArguments(value);
   if (read.rawArguments !== undefined) return { ...read, rawArguments: text };
   if (read.arguments !== null && JSON.stringify(read.arguments) !== text) return { ...read, argumentsText: text };

@@ -12,6 +12,7 @@
  * named, located edits, touching nothing else; a history with no fault comes back unchanged.
  */
 import {
+  assertHistoryDepth,
   calls,
   clone,
   defaultCallError,
@@ -23,7 +24,7 @@ import {
   type ToolCallPart,
   type ToolResultPart,
 } from "./model.js";
-import { defaultIdRule, emptyIdMap, idProblem, mintId, type IdMap, type IdRule } from "./ids.js";
+import { defaultIdRule, emptyIdMap, IdMinter, idProblem, type IdMap, type IdRule } from "./ids.js";
 import { droppedCallNote, errorResult, invalidCallResult } from "./encode.js";
 
 /** Every fault `checkHistory` reports, as codes. */
@@ -178,22 +179,27 @@ function before(a: { message: number; position: number }, b: { message: number; 
 }
 
 /**
- * Links each result to a call with its id: the latest earlier call still without a result; a
- * result placed before every call with its id goes to the first of them. Results left over are
- * duplicates (their calls are all answered) or orphans (no call has their id).
+ * Links each result to a call with its id. Calls are grouped by turn (a run of consecutive
+ * assistant messages: Responses sends parallel calls as separate items). A result goes to the
+ * latest earlier turn holding an unanswered call with its id, and within that turn to the first
+ * such call: results answer calls in order, so two calls sharing an id get their own results,
+ * never each other's. A result placed before every call with its id goes to the first unanswered
+ * of them. Results left over are duplicates (their calls are all answered) or orphans (no call has
+ * their id). Linear: each call enters and leaves its id's queues once.
  */
 function analyze(messages: readonly Message[]): { calls: CallInfo[]; results: ResultInfo[] } {
   const found: CallInfo[] = [];
-  const byId = new Map<string, CallInfo[]>();
+  const tracks = new Map<string, IdTrack>();
+  const turns = turnStarts(messages);
   messages.forEach((message, index) => {
     if (message.invalid !== undefined || message.role !== "assistant") return;
     message.parts.forEach((part, position) => {
       if (part.type !== "tool_call") return;
       const info: CallInfo = { message: index, position, part, ordinal: found.length, result: null };
       found.push(info);
-      const list = byId.get(part.id);
-      if (list) list.push(info);
-      else byId.set(part.id, [info]);
+      const track = tracks.get(part.id);
+      if (track) track.calls.push(info);
+      else tracks.set(part.id, { calls: [info], entered: 0, turns: [], firstOpen: 0 });
     });
   });
   const linked: ResultInfo[] = [];
@@ -202,37 +208,98 @@ function analyze(messages: readonly Message[]): { calls: CallInfo[]; results: Re
     message.parts.forEach((part, position) => {
       if (part.type !== "tool_result") return;
       const info: ResultInfo = { message: index, position, part, call: null, kind: "orphan" };
-      const candidates = byId.get(part.callId) ?? [];
-      const earlier = candidates.filter((call) => before(call, info));
-      const target = earlier.length > 0 ? [...earlier].reverse().find((call) => !call.result) : candidates.find((call) => !call.result);
+      const track = tracks.get(part.callId);
+      const target = track ? takeCall(track, info, turns) : null;
       if (target) {
         target.result = info;
         info.call = target;
         info.kind = "assigned";
-      } else if (candidates.length > 0) info.kind = "duplicate";
+      } else if (track) info.kind = "duplicate";
       linked.push(info);
     });
   });
   return { calls: found, results: linked };
 }
 
+/** The calls of one id, in document order, and those before the current result grouped by turn. */
+interface IdTrack {
+  calls: CallInfo[];
+  /** How many of `calls` lie before the result being linked (results are linked in document order). */
+  entered: number;
+  /** Entered calls by turn, latest last; each queue is read from `head`. */
+  turns: Array<{ turn: number; queue: CallInfo[]; head: number }>;
+  /** No call before it is unanswered (for results that precede all their calls). */
+  firstOpen: number;
+}
+
+function takeCall(track: IdTrack, result: ResultInfo, turns: readonly number[]): CallInfo | null {
+  while (track.entered < track.calls.length && before(track.calls[track.entered] as CallInfo, result)) {
+    const call = track.calls[track.entered++] as CallInfo;
+    const turn = turns[call.message] as number;
+    const last = track.turns[track.turns.length - 1];
+    if (last && last.turn === turn) last.queue.push(call);
+    else track.turns.push({ turn, queue: [call], head: 0 });
+  }
+  if (track.entered === 0) {
+    while (track.firstOpen < track.calls.length && (track.calls[track.firstOpen] as CallInfo).result) track.firstOpen++;
+    return track.calls[track.firstOpen] ?? null;
+  }
+  for (let group = track.turns[track.turns.length - 1]; group; group = track.turns[track.turns.length - 1]) {
+    while (group.head < group.queue.length && (group.queue[group.head] as CallInfo).result) group.head++;
+    if (group.head < group.queue.length) return group.queue[group.head++] as CallInfo;
+    track.turns.pop();
+  }
+  return null;
+}
+
+/** For each message, the index where its run of consecutive assistant messages starts. */
+function turnStarts(messages: readonly Message[]): number[] {
+  const starts: number[] = [];
+  messages.forEach((message, index) => {
+    const previous = messages[index - 1];
+    const continues = message.role === "assistant" && message.invalid === undefined && previous?.role === "assistant" && previous.invalid === undefined;
+    starts.push(continues ? (starts[index - 1] as number) : index);
+  });
+  return starts;
+}
+
 type Placement = "ok" | "not_adjacent" | "not_leading";
 
-function placement(messages: readonly Message[], format: HistoryFormat, call: { message: number }, result: { message: number; position: number }): Placement {
-  const answer = messages[result.message];
-  if (!answer || result.message <= call.message || answer.role === "assistant" || answer.role === "system") return "not_adjacent";
-  switch (format) {
-    case "openai-responses":
-      return "ok";
-    case "openai-chat":
-      for (let i = call.message + 1; i <= result.message; i++) if (messages[i]?.role !== "tool") return "not_adjacent";
-      return "ok";
-    case "anthropic":
-      if (result.message !== call.message + 1) return "not_adjacent";
-      return answer.parts.slice(0, result.position).every((part) => part.type === "tool_result") ? "ok" : "not_leading";
-    default:
-      return result.message === call.message + 1 ? "ok" : "not_adjacent";
-  }
+/**
+ * Judges where a result sits relative to its call. What the rules need about runs of messages and
+ * leading blocks is computed once per history, so judging every result stays linear.
+ */
+function placementJudge(messages: readonly Message[], format: HistoryFormat): (call: { message: number }, result: { message: number; position: number }) => Placement {
+  // toolRun[i]: where the run of `tool` messages ending at i starts (i + 1 when i is not one).
+  const toolRun: number[] = [];
+  if (format === "openai-chat") messages.forEach((message, i) => toolRun.push(message.role === "tool" ? (i > 0 ? (toolRun[i - 1] as number) : 0) : i + 1));
+  // leading[i]: how many tool results open message i.
+  const leading = new Map<number, number>();
+  const leadingResults = (index: number): number => {
+    let count = leading.get(index);
+    if (count === undefined) {
+      const parts = (messages[index] as Message).parts;
+      count = parts.findIndex((part) => part.type !== "tool_result");
+      if (count === -1) count = parts.length;
+      leading.set(index, count);
+    }
+    return count;
+  };
+  return (call, result) => {
+    const answer = messages[result.message];
+    if (!answer || result.message <= call.message || answer.role === "assistant" || answer.role === "system") return "not_adjacent";
+    switch (format) {
+      case "openai-responses":
+        return "ok";
+      case "openai-chat":
+        return (toolRun[result.message] as number) <= call.message + 1 ? "ok" : "not_adjacent";
+      case "anthropic":
+        if (result.message !== call.message + 1) return "not_adjacent";
+        return result.position <= leadingResults(result.message) ? "ok" : "not_leading";
+      default:
+        return result.message === call.message + 1 ? "ok" : "not_adjacent";
+    }
+  };
 }
 
 function isInline(format: HistoryFormat): boolean {
@@ -322,6 +389,7 @@ function misprefixedItemId(call: ToolCallPart): boolean {
 
 /** `checkHistory` on neutral messages: every fault that would make `format` reject them, in message order. */
 export function checkMessages(messages: readonly Message[], format: HistoryFormat, options: HistoryOptions = {}): Fault[] {
+  assertHistoryDepth(messages);
   const faults: Fault[] = [];
   const add = (code: FaultCode, index: number, ids: string[], message: string, extra: Partial<Fault> = {}) =>
     faults.push({ code, index, ids, message, ...extra });
@@ -355,6 +423,7 @@ export function checkMessages(messages: readonly Message[], format: HistoryForma
     }
   }
 
+  const judge = placementJudge(messages, format);
   for (const result of linked) {
     const id = result.part.callId;
     if (result.kind === "orphan") {
@@ -362,7 +431,7 @@ export function checkMessages(messages: readonly Message[], format: HistoryForma
     } else if (result.kind === "duplicate") {
       add("duplicate_result", result.message, [id], `Call ${id} already has a result; this one is a second answer.`, { part: result.position });
     } else if (result.call) {
-      const status = placement(messages, format, result.call, result);
+      const status = judge(result.call, result);
       if (status === "not_leading") {
         add("result_not_leading", result.message, [id], `The result for ${id} follows other content; results must come first in the message after the call.`, { part: result.position, related: result.call.message });
       } else if (status === "not_adjacent") {
@@ -375,7 +444,12 @@ export function checkMessages(messages: readonly Message[], format: HistoryForma
   }
 
   const missing = new Map<number, string[]>();
-  for (const call of found) if (!call.result) missing.set(call.message, [...(missing.get(call.message) ?? []), call.part.id]);
+  for (const call of found) {
+    if (call.result) continue;
+    const ids = missing.get(call.message);
+    if (ids) ids.push(call.part.id);
+    else missing.set(call.message, [call.part.id]);
+  }
   for (const [index, ids] of missing) add("missing_result", index, ids, `No result follows the call${ids.length > 1 ? "s" : ""} ${ids.join(", ")}; every call needs a result in the next turn.`);
 
   checkFormatRules(messages, format, options, add);
@@ -388,6 +462,9 @@ function checkFormatRules(messages: readonly Message[], format: HistoryFormat, o
   const thinking = thinkingOn(messages, format, options.thinking);
   const last = lastAssistant(messages);
   const valid = (message: Message) => message.invalid === undefined;
+  // Computed once, on first need: per-message scans of the whole history would be quadratic.
+  let reasoned: boolean[] | undefined;
+  let currentTurn: number | undefined;
   if (format === "anthropic") {
     for (const orphan of orphanServerResults(messages)) {
       add("orphan_server_result", orphan.message, [orphan.id], `The server tool result ${orphan.id} has no server_tool_use before it.`, { part: orphan.position });
@@ -445,7 +522,7 @@ function checkFormatRules(messages: readonly Message[], format: HistoryFormat, o
         add("call_turn_order", index, callIds, "A function call turn must come right after a user turn or a function response turn.");
       }
       const first = calls(message)[0];
-      if (thinking && index > turnStart(messages) && first && first.signature === undefined) {
+      if (thinking && index > (currentTurn ??= turnStart(messages)) && first && first.signature === undefined) {
         add("missing_thought_signature", index, [first.id], `The function call ${first.name} in the current turn has no thought_signature; Gemini 3 rejects it.`, {
           part: message.parts.indexOf(first),
         });
@@ -457,7 +534,7 @@ function checkFormatRules(messages: readonly Message[], format: HistoryFormat, o
         if (!next || next.role !== "assistant" || isReasoningOnly(next)) add("orphan_reasoning", index, [], "A reasoning item must be followed by the item it belongs to (a message or a call).");
       }
       const call = calls(message).find((item) => item.itemId !== undefined);
-      if (thinking && call && !runHasReasoning(messages, index)) {
+      if (thinking && call && !(reasoned ??= reasoningInRun(messages))[index]) {
         add("missing_reasoning_item", index, [call.id], `The function_call item ${call.itemId} is sent by id without the reasoning item that preceded it.`);
       }
     }
@@ -480,9 +557,14 @@ function holdsVerifiedState(message: Message): boolean {
   );
 }
 
-function runHasReasoning(messages: readonly Message[], index: number): boolean {
-  for (let i = index; i >= 0 && messages[i]?.role === "assistant"; i--) if (messages[i]?.parts.some((part) => part.type === "reasoning")) return true;
-  return false;
+/** For each message: whether it or an assistant message of its run before it holds reasoning. One pass. */
+function reasoningInRun(messages: readonly Message[]): boolean[] {
+  const out: boolean[] = [];
+  messages.forEach((message, index) => {
+    const own = message.role === "assistant" && message.parts.some((part) => part.type === "reasoning");
+    out.push(message.role === "assistant" && (own || (index > 0 && messages[index - 1]?.role === "assistant" && (out[index - 1] as boolean))));
+  });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -511,6 +593,7 @@ interface Slot {
 
 /** `repairHistory` on neutral messages; messages without faults come back unchanged, with no edits. */
 export function repairMessages(input: readonly Message[], format: HistoryFormat, policy: RepairPolicy = {}): RepairOutcome {
+  assertHistoryDepth(input);
   if (checkMessages(input, format, policy).length === 0 && !(policy.stripReasoning && input.some(holdsVerifiedState))) {
     return { messages: input.map((message) => clone(message)), origins: input.map((_, index) => index), edits: [], idMap: emptyIdMap(), remaining: [] };
   }
@@ -570,14 +653,6 @@ class Repair {
     this.edits.push({ code, index, ids, message, ...(part !== undefined ? { part } : {}) });
   }
 
-  private removePart(message: Message, part: Part): void {
-    message.parts = message.parts.filter((item) => item !== part);
-  }
-
-  private replacePart(message: Message, part: Part, replacement: Part): void {
-    message.parts = message.parts.map((item) => (item === part ? replacement : item));
-  }
-
   private dropUnreadable(): void {
     this.slots = this.slots.filter((slot) => {
       if (slot.message.invalid === undefined) return true;
@@ -590,27 +665,31 @@ class Repair {
   private dropStrayBlocks(): void {
     for (const slot of this.slots) {
       const message = slot.message;
-      for (const part of [...message.parts]) {
+      const stray = new Set<Part>();
+      for (const part of message.parts) {
         if (part.type === "tool_call" && message.role !== "assistant") {
-          this.removePart(message, part);
+          stray.add(part);
           this.edit("call_dropped", slot.near, [part.id], `Removed a tool call from a ${message.role} message.`);
         }
       }
       const kimi = kimiEmptyText(this.format, this.policy, message);
-      for (const part of [...message.parts]) {
+      for (const part of message.parts) {
         const rejected = isInline(this.format) ? isEmptyText(part, this.format) : kimi && part.type === "text" && part.text === "";
-        if (!rejected) continue;
-        this.removePart(message, part);
+        if (!rejected || stray.has(part)) continue;
+        stray.add(part);
         if (this.format === "openai-chat" && message.form === "string") message.form = "null";
         this.edit("empty_text_removed", slot.near, [], "Removed an empty text block.");
       }
+      if (stray.size > 0) message.parts = message.parts.filter((part) => !stray.has(part));
     }
     if (this.format === "anthropic") {
+      const orphans = new Set<Part>();
       for (const orphan of orphanServerResults(this.messages).reverse()) {
         const slot = this.slots[orphan.message] as Slot;
-        slot.message.parts.splice(orphan.position, 1);
+        orphans.add(slot.message.parts[orphan.position] as Part);
         this.edit("orphan_server_result_dropped", slot.near, [orphan.id], `Removed the server tool result ${orphan.id}, whose server_tool_use is gone.`, orphan.position);
       }
+      this.rewriteParts(new Map([...orphans].map((part) => [part, null])));
     }
   }
 
@@ -622,15 +701,14 @@ class Repair {
     for (const call of found) {
       if (!keep.has(call.part.id) && idProblem(call.part.id, rule, { name: call.part.name, ordinal: call.ordinal }) === null) keep.set(call.part.id, call);
     }
-    const taken = new Set(keep.keys());
+    const minter = new IdMinter(rule, new Set(keep.keys()));
     const uses = new Map<string, number>();
     for (const call of found) uses.set(call.part.id, (uses.get(call.part.id) ?? 0) + 1);
     for (const call of found) {
       const old = call.part.id;
       if (keep.get(old) === call) continue;
       const problem = idProblem(old, rule, { name: call.part.name, ordinal: call.ordinal });
-      const id = mintId(old, rule, { name: call.part.name, ordinal: call.ordinal }, taken);
-      taken.add(id);
+      const id = minter.mint(old, { name: call.part.name, ordinal: call.ordinal });
       call.part.id = id;
       delete call.part.syntheticId;
       if (call.result) {
@@ -653,16 +731,13 @@ class Repair {
 
   private fixInvalidCalls(): void {
     const { calls: found } = analyze(this.messages);
+    const changes = new Map<Part, Part | null>();
     for (const call of found) {
       const part = call.part;
       if (part.rawArguments === undefined) continue;
-      const message = this.slots[call.message]?.message as Message;
       if (this.policy.invalidCalls === "drop") {
-        this.replacePart(message, part, { type: "text", text: droppedCallNote(part) });
-        if (call.result) {
-          const holder = this.slots[call.result.message]?.message as Message;
-          this.removePart(holder, call.result.part);
-        }
+        changes.set(part, { type: "text", text: droppedCallNote(part) });
+        if (call.result) changes.set(call.result.part, null);
         this.edit("invalid_call_dropped", this.at(call.message), [part.id], `Replaced the call to ${part.name}, whose arguments are not a JSON object, with a note${call.result ? ", and removed its result" : ""}.`);
         continue;
       }
@@ -671,24 +746,26 @@ class Repair {
       part.error ??= defaultCallError();
       this.edit("invalid_call_replaced", this.at(call.message), [part.id], `Replaced the unusable arguments of the call to ${part.name} with a placeholder saying why it was not run.`, call.position);
     }
+    this.rewriteParts(changes);
   }
 
   private settleExtraResults(): void {
     const { results: linked } = analyze(this.messages);
+    const changes = new Map<Part, Part | null>();
     for (const result of linked) {
       if (result.kind === "assigned") continue;
       const slot = this.slots[result.message] as Slot;
       const id = result.part.callId;
       if (result.kind === "duplicate") {
-        this.removePart(slot.message, result.part);
+        changes.set(result.part, null);
         this.edit("duplicate_result_dropped", slot.near, [id], `Removed a second result for call ${id}.`, result.position);
       } else if (this.policy.orphanResults === "drop") {
-        this.removePart(slot.message, result.part);
+        changes.set(result.part, null);
         this.edit("orphan_result_dropped", slot.near, [id], `Removed the result for ${id}, whose call is not in the conversation.`, result.position);
       } else {
         const label = result.part.name ? `${result.part.name} call` : "tool call";
         const text = `[Result of an earlier ${label} (${id}) whose call is no longer in the conversation]\n${resultText(result.part.content)}`;
-        this.replacePart(slot.message, result.part, { type: "text", text });
+        changes.set(result.part, { type: "text", text });
         if (slot.message.role === "tool") {
           slot.message.role = "user";
           slot.message.form = "string";
@@ -696,6 +773,7 @@ class Repair {
         this.edit("orphan_result_to_text", slot.near, [id], `Turned the result for ${id}, whose call is not in the conversation, into user text.`, result.position);
       }
     }
+    this.rewriteParts(changes);
   }
 
   private placeResults(): void {
@@ -703,21 +781,28 @@ class Repair {
     const { calls: found, results: linked } = analyze(messages);
     const moving = new Map<ToolCallPart, ToolResultPart>();
     const answered = new Set<ToolCallPart>();
+    const removed = new Set<Part>();
     // Every placement is judged on the history as it stands before any result moves.
+    const judge = placementJudge(messages, this.format);
     const misplaced = linked.filter((result) => {
       if (result.kind !== "assigned" || !result.call) return false;
       answered.add(result.call.part);
-      return placement(messages, this.format, result.call, result) !== "ok";
+      return judge(result.call, result) !== "ok";
     });
     for (const result of misplaced) {
       const call = result.call as CallInfo;
       moving.set(call.part, result.part);
-      this.removePart(messages[result.message] as Message, result.part);
+      removed.add(result.part);
       const where = isInline(this.format) ? "to the start of the message after its call" : this.format === "openai-chat" ? "into the tool messages right after its call" : "after its call";
       this.edit("result_moved", this.at(result.message), [result.part.callId], `Moved the result for ${result.part.callId} ${where} (message ${this.at(call.message)}).`, result.position);
     }
     const byMessage = new Map<number, CallInfo[]>();
-    for (const call of found) byMessage.set(call.message, [...(byMessage.get(call.message) ?? []), call]);
+    for (const call of found) {
+      const group = byMessage.get(call.message);
+      if (group) group.push(call);
+      else byMessage.set(call.message, [call]);
+    }
+    const pending = new Map<number, ToolResultPart[]>();
     for (let index = this.slots.length - 1; index >= 0; index--) {
       const group = byMessage.get(index);
       if (!group) continue;
@@ -731,31 +816,74 @@ class Repair {
           add.push(invalidCallResult(part));
           this.edit("result_inserted", slot.near, [part.id], `Added an error result for the call to ${part.name}, which was not run because its arguments were unusable.`);
         } else if (this.policy.danglingCalls === "drop_call") {
-          this.removePart(slot.message, part);
+          removed.add(part);
           this.edit("call_dropped", slot.near, [part.id], `Removed the call to ${part.name}, which has no result.`);
         } else {
           add.push(errorResult(part, this.policy.danglingResultText ?? DANGLING_RESULT_TEXT));
           this.edit("result_inserted", slot.near, [part.id], `Added an error result for the call to ${part.name}, which has none.`);
         }
       }
-      if (add.length > 0) this.insertResults(index, add);
+      if (add.length > 0) pending.set(index, add);
     }
+    this.rewriteParts(new Map([...removed].map((part) => [part, null])));
+    if (pending.size > 0) this.insertResults(pending);
   }
 
-  private insertResults(index: number, add: ToolResultPart[]): void {
-    const near = (this.slots[index] as Slot).near;
+  /**
+   * Puts each call message's results where the format wants them, in one pass over the history:
+   * inline formats at the start of the next (user) message or in a new one; the others as tool
+   * messages after the run of messages that may sit between a call and its results.
+   */
+  private insertResults(pending: ReadonlyMap<number, ToolResultPart[]>): void {
+    const slots = this.slots;
+    const out: Slot[] = [];
     if (isInline(this.format)) {
-      const next = this.slots[index + 1];
-      if (next && next.message.role !== "assistant") {
-        const leading = next.message.parts.findIndex((part) => part.type !== "tool_result");
-        next.message.parts.splice(leading === -1 ? next.message.parts.length : leading, 0, ...add);
-      } else this.slots.splice(index + 1, 0, { message: { role: "user", parts: add }, origin: null, near });
+      slots.forEach((slot, index) => {
+        out.push(slot);
+        const add = pending.get(index);
+        if (!add) return;
+        const next = slots[index + 1];
+        if (next && next.message.role !== "assistant") {
+          const leading = next.message.parts.findIndex((part) => part.type !== "tool_result");
+          next.message.parts.splice(leading === -1 ? next.message.parts.length : leading, 0, ...add);
+        } else out.push({ message: { role: "user", parts: add }, origin: null, near: slot.near });
+      });
+      this.slots = out;
       return;
     }
-    let at = index + 1;
     const passes = (message: Message) => message.role === "tool" || (this.format === "openai-responses" && message.role === "assistant");
-    while (at < this.slots.length && passes((this.slots[at] as Slot).message)) at++;
-    this.slots.splice(at, 0, ...add.map((result) => ({ message: { role: "tool" as const, parts: [result] }, origin: null, near })));
+    // stop[k]: the first slot at or after k that a call's results may not pass.
+    const stop: number[] = new Array<number>(slots.length + 1);
+    stop[slots.length] = slots.length;
+    for (let k = slots.length - 1; k >= 0; k--) stop[k] = passes((slots[k] as Slot).message) ? (stop[k + 1] as number) : k;
+    const before = new Map<number, Slot[]>();
+    for (const [index, add] of [...pending].sort((a, b) => a[0] - b[0])) {
+      const at = stop[index + 1] as number;
+      const near = (slots[index] as Slot).near;
+      const list = before.get(at) ?? [];
+      for (const result of add) list.push({ message: { role: "tool", parts: [result] }, origin: null, near });
+      before.set(at, list);
+    }
+    for (let k = 0; k <= slots.length; k++) {
+      for (const slot of before.get(k) ?? []) out.push(slot);
+      if (k < slots.length) out.push(slots[k] as Slot);
+    }
+    this.slots = out;
+  }
+
+  /**
+   * Replaces parts (null: removes them) in every message holding one, each message rewritten once:
+   * one part at a time would cost a pass over the message per part.
+   */
+  private rewriteParts(changes: ReadonlyMap<Part, Part | null>): void {
+    if (changes.size === 0) return;
+    for (const slot of this.slots) {
+      if (!slot.message.parts.some((part) => changes.has(part))) continue;
+      slot.message.parts = slot.message.parts.flatMap((part) => {
+        const change = changes.get(part);
+        return change === undefined ? [part] : change === null ? [] : [change];
+      });
+    }
   }
 
   private dropEmptyMessages(): void {
@@ -855,55 +983,68 @@ class Repair {
     const slot = this.slots[index] as Slot;
     const next = this.slots[index + 1];
     const ids: string[] = [];
+    const results = new Map<string, ToolResultPart>();
+    for (const part of next?.message.parts ?? []) if (part.type === "tool_result" && !results.has(part.callId)) results.set(part.callId, part);
+    const changes = new Map<Part, Part | null>();
     for (const call of calls(slot.message)) {
       ids.push(call.id);
       const input = call.arguments === null ? `(not run: ${call.error?.message ?? "unusable arguments"})` : JSON.stringify(call.arguments);
-      this.replacePart(slot.message, call, { type: "text", text: `[Called ${call.name} with ${input}]` });
-      const result = next?.message.parts.find((part): part is ToolResultPart => part.type === "tool_result" && part.callId === call.id);
+      changes.set(call, { type: "text", text: `[Called ${call.name} with ${input}]` });
+      const result = results.get(call.id);
       if (next && result) {
         const label = result.isError ? "Error from" : "Result of";
-        this.replacePart(next.message, result, { type: "text", text: `[${label} ${call.name}]\n${resultText(result.content)}` });
+        changes.set(result, { type: "text", text: `[${label} ${call.name}]\n${resultText(result.content)}` });
       }
     }
+    this.rewriteParts(changes);
     this.edit("tool_exchange_to_text", slot.near, ids, "Thinking is on but this tool-calling message has no thinking block, which cannot be recreated: rewrote its calls and results as text.");
   }
 
   private fixReasoningItems(): void {
+    // From the end: a reasoning item is judged against what follows it once later orphans are gone.
+    const kept: Slot[] = [];
     for (let index = this.slots.length - 1; index >= 0; index--) {
       const slot = this.slots[index] as Slot;
-      const next = this.slots[index + 1]?.message;
-      if (!isReasoningOnly(slot.message) || (next && next.role === "assistant" && !isReasoningOnly(next))) continue;
-      this.slots.splice(index, 1);
+      const next = kept[kept.length - 1]?.message;
+      if (!isReasoningOnly(slot.message) || (next && next.role === "assistant" && !isReasoningOnly(next))) {
+        kept.push(slot);
+        continue;
+      }
       this.edit("reasoning_dropped", slot.near, [], "Removed a reasoning item that is not followed by the item it belongs to.");
     }
+    this.slots = kept.reverse();
     if (!this.thinking) return;
     const messages = this.messages;
+    const reasoned = reasoningInRun(messages);
     messages.forEach((message, index) => {
       for (const call of calls(message)) {
-        if (call.itemId === undefined || runHasReasoning(messages, index)) continue;
+        if (call.itemId === undefined || reasoned[index]) continue;
         this.edit("item_id_removed", this.at(index), [call.id], `Removed the item id ${call.itemId}: its reasoning item is gone, so the call is sent as a new item.`);
         delete call.itemId;
       }
     });
   }
 
+  /** One pass each (merging by splicing one message at a time would be quadratic in a long run). */
   private fixTurnOrder(): void {
     if (this.format === "gemini") {
-      for (let index = 0; index < this.slots.length; index++) {
-        const slot = this.slots[index] as Slot;
-        if (slot.message.role !== "assistant" || calls(slot.message).length === 0) continue;
-        for (let previous = this.slots[index - 1]; previous?.message.role === "assistant"; previous = this.slots[index - 1]) {
-          slot.message.parts = [...previous.message.parts, ...slot.message.parts];
-          this.slots.splice(index - 1, 1);
-          this.edit("messages_merged", previous.near, [], `Merged model message ${previous.near} into the function call turn after it.`);
-          index--;
+      const out: Slot[] = [];
+      for (const slot of this.slots) {
+        if (slot.message.role === "assistant" && calls(slot.message).length > 0) {
+          const merged: Slot[] = [];
+          for (let previous = out[out.length - 1]; previous?.message.role === "assistant"; previous = out[out.length - 1]) {
+            merged.push(out.pop() as Slot);
+            this.edit("messages_merged", previous.near, [], `Merged model message ${previous.near} into the function call turn after it.`);
+          }
+          if (merged.length > 0) slot.message.parts = [...merged.reverse().flatMap((previous) => previous.message.parts), ...slot.message.parts];
+          if (out.length === 0) {
+            out.push({ message: { role: "user", parts: [{ type: "text", text: OMITTED_TEXT }] }, origin: null, near: slot.near });
+            this.edit("user_turn_inserted", slot.near, [], "Inserted a user turn before the function call turn that opened the conversation.");
+          }
         }
-        if (index === 0) {
-          this.slots.unshift({ message: { role: "user", parts: [{ type: "text", text: OMITTED_TEXT }] }, origin: null, near: slot.near });
-          this.edit("user_turn_inserted", slot.near, [], "Inserted a user turn before the function call turn that opened the conversation.");
-          index++;
-        }
+        out.push(slot);
       }
+      this.slots = out;
     }
     if (this.format === "bedrock") {
       const first = this.slots[0];
@@ -911,14 +1052,20 @@ class Repair {
         this.slots.unshift({ message: { role: "user", parts: [{ type: "text", text: OMITTED_TEXT }] }, origin: null, near: first.near });
         this.edit("user_turn_inserted", first.near, [], "Inserted a user message: a Bedrock conversation must start with one.");
       }
-      for (let index = this.slots.length - 1; index > 0; index--) {
-        const slot = this.slots[index] as Slot;
-        const previous = this.slots[index - 1] as Slot;
-        if (side(slot.message) !== side(previous.message)) continue;
-        previous.message = { ...previous.message, role: side(previous.message), parts: [...previous.message.parts, ...slot.message.parts] };
-        this.slots.splice(index, 1);
-        this.edit("messages_merged", slot.near, [], `Merged message ${slot.near} into the ${side(previous.message)} message before it, since roles must alternate.`);
+      const out: Slot[] = [];
+      for (let start = 0; start < this.slots.length; ) {
+        const head = this.slots[start] as Slot;
+        let end = start + 1;
+        while (end < this.slots.length && side((this.slots[end] as Slot).message) === side(head.message)) end++;
+        const run = this.slots.slice(start, end);
+        if (run.length > 1) {
+          for (const slot of run.slice(1).reverse()) this.edit("messages_merged", slot.near, [], `Merged message ${slot.near} into the ${side(head.message)} message before it, since roles must alternate.`);
+          head.message = { ...head.message, role: side(head.message), parts: run.flatMap((slot) => slot.message.parts) };
+        }
+        out.push(head);
+        start = end;
       }
+      this.slots = out;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { ArgumentSource, Diagnostic, RepairCode, ToolCallError, TruncationCause } from "../types.js";
 import { isPlainObject, jsonEqual, jsonExtends } from "./equal.js";
 import { scanJson } from "./incremental.js";
-import { looksCutOff, repairArguments } from "./repair.js";
+import { classifyRepair, type LossyRepair } from "./repair.js";
 
 /**
  * Turns a call's argument sources into one decision, following DESIGN.md's precedence:
@@ -35,6 +35,8 @@ export interface FinalizeContext {
   priorRepairs?: RepairCode[];
   /** Deepest nesting accepted (limits.maxDepth); deeper arguments fail with `too_deep`. */
   maxDepth?: number;
+  /** The text was written by the decoder and is known broken (a Gemini leaf it could not place): no repair. */
+  noRepair?: boolean;
 }
 
 /**
@@ -48,6 +50,11 @@ export interface FinalizeResult {
   repairs: RepairCode[];
   error: ToolCallError | null;
   diagnostics: Diagnostic[];
+  /**
+   * Different complete objects glued one after another: `arguments` is the first, these are the
+   * others, each to become a call of its own (`split_concatenated_calls`).
+   */
+  split?: Array<{ value: Record<string, unknown>; raw: string }>;
 }
 
 const TRUNCATION_TEXT: Record<TruncationCause, string> = {
@@ -126,6 +133,7 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
   // a long rope (a copy of the whole arguments) that nobody may ever read.
   const hasDelta = sources.deltaValue !== undefined || deltaText.trim().length > 0;
   const startText = sources.start ? JSON.stringify(sources.start) : "";
+  let finalLossy: LossyRepair | undefined;
 
   if (!ctx.complete) {
     const cause = ctx.truncationCause ?? "stream_ended";
@@ -139,8 +147,10 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
         cause,
         message:
           `The call to \`${ctx.toolName}\` is incomplete: ${TRUNCATION_TEXT[cause]}. ` +
-          `It was not executed. Send the call again with its complete arguments` +
-          (cause === "max_tokens" ? " (split large content across several calls, or raise max_tokens)." : "."),
+          (cause === "max_tokens"
+            ? "It was not executed. Send less per call: split the content over several smaller calls, each well within the output limit " +
+              "(the agent may also raise the output token limit, e.g. max_tokens)."
+            : "It was not executed. Send the call again with its complete arguments."),
       },
       diagnostics,
     };
@@ -174,11 +184,12 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
     if (finalText !== undefined && finalText.trim() === "" && !hasDelta && !sources.start && ctx.emptyMeansNoArguments) {
       return { arguments: {}, rawArguments: finalText, source: "empty", repairs: [...prior], error: null, diagnostics };
     }
-    if (finalText !== undefined && finalText.trim() !== "") {
-      const repaired = repairArguments(finalText);
-      if (repaired) {
+    if (finalText !== undefined && finalText.trim() !== "" && !ctx.noRepair) {
+      const repaired = classifyRepair(finalText);
+      if (repaired?.kind === "lossless") {
         return { arguments: repaired.value, rawArguments: finalText, source: "final", repairs: [...prior, ...repaired.repairs], error: null, diagnostics };
       }
+      if (repaired?.kind === "lossy") finalLossy = repaired;
     }
     diagnostics.push({
       code: "final_unusable",
@@ -190,7 +201,7 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
 
   if (hasDelta) {
     const fromDelta = decideFromDelta(deltaText, sources.deltaValue, sources.start, startText, ctx, diagnostics);
-    if (fromDelta) return { ...fromDelta, repairs: [...prior, ...fromDelta.repairs], diagnostics };
+    if (fromDelta && !fromDelta.error) return { ...fromDelta, repairs: [...prior, ...fromDelta.repairs], diagnostics };
     // Rule 5: the deltas are unusable, but a start input exists.
     if (sources.start) {
       diagnostics.push({
@@ -201,6 +212,7 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
       });
       return { arguments: sources.start, rawArguments: startText, source: "start", repairs: [...prior], error: null, diagnostics };
     }
+    if (fromDelta) return { ...fromDelta, diagnostics };
     return { ...invalid(deltaText, ctx.toolName), diagnostics };
   }
 
@@ -210,7 +222,12 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
   const finalText = sources.final ? ("text" in sources.final ? sources.final.text : (JSON.stringify(sources.final.value) ?? "")) : "";
   if (finalText.trim() !== "") {
     // A snapshot arrived but is unusable and nothing else did: that is not "no arguments".
-    const decided = sources.final && "value" in sources.final ? notObject(sources.final.value, finalText, ctx.toolName) : invalid(finalText, ctx.toolName);
+    const decided =
+      sources.final && "value" in sources.final
+        ? notObject(sources.final.value, finalText, ctx.toolName)
+        : finalLossy
+          ? lossy(finalText, ctx.toolName, finalLossy)
+          : invalid(finalText, ctx.toolName);
     return { ...decided, repairs: [...prior], diagnostics };
   }
   if (ctx.emptyMeansNoArguments) {
@@ -230,6 +247,18 @@ function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult 
 }
 
 type Decision = Omit<FinalizeResult, "diagnostics">;
+
+/** A lossy repair is reported, never used: invalid_json, with the candidate as `error.suggestion`. */
+function lossy(text: string, toolName: string, repair: LossyRepair): Decision {
+  const decision = invalid(text, toolName);
+  const error = decision.error as ToolCallError;
+  const shown = JSON.stringify(repair.suggestion);
+  error.message +=
+    ` toolwire's closest repair, ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}, was not used because ${repair.reason}: ` +
+    `it would run a call the model did not write (it is attached as error.suggestion).`;
+  error.suggestion = repair.suggestion;
+  return decision;
+}
 
 function decideFromDelta(
   text: string,
@@ -266,14 +295,16 @@ function decideFromDelta(
     return notObject(value, text, ctx.toolName);
   }
 
+  if (ctx.noRepair) return undefined;
   // Rule 3: shapes that are not one object, classified before any generic repair.
   const shaped = classifyShape(text, start, startText);
   if (shaped) return shaped;
 
-  // Rule 4: syntax repair, only because the call is complete (checked by the caller).
-  if (looksCutOff(text)) return undefined;
-  const repaired = repairArguments(text);
-  if (repaired) return { arguments: repaired.value, rawArguments: text, source: "delta", repairs: repaired.repairs, error: null };
+  // Rule 4: syntax repair, only because the call is complete (checked by the caller), and only a
+  // lossless one yields arguments; a lossy candidate comes back as an error with a suggestion.
+  const repaired = classifyRepair(text);
+  if (repaired?.kind === "lossless") return { arguments: repaired.value, rawArguments: text, source: "delta", repairs: repaired.repairs, error: null };
+  if (repaired?.kind === "lossy") return lossy(text, ctx.toolName, repaired);
   return undefined;
 }
 
@@ -289,7 +320,11 @@ function classifyShape(text: string, start: Record<string, unknown> | undefined,
     if (objects.every((value, i) => i === 0 || jsonExtends(objects[i - 1], value))) {
       return { arguments: last, rawArguments: text, source: "delta", repairs: ["cumulative_resend"], error: null };
     }
-    return undefined;
+    // Different complete objects: parallel calls of one tool flattened into one (LiteLLM, relays).
+    const ends = scan.valueEnds;
+    const pieces = objects.map((value, i) => ({ value, raw: text.slice(i === 0 ? 0 : (ends[i - 1] as number), ends[i]).trim() }));
+    const [first, ...rest] = pieces as [{ value: Record<string, unknown>; raw: string }, ...Array<{ value: Record<string, unknown>; raw: string }>];
+    return { arguments: first.value, rawArguments: first.raw, source: "delta", repairs: ["split_concatenated_calls"], error: null, split: rest };
   }
   if (start) {
     // Kimi-style: the start input holds the beginning of the object and the deltas continue it.

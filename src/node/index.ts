@@ -10,3 +10,4 @@ export {
   type ReplayStream,
 } from "./replay-server.js";
 export { fileSink, type FileSinkOptions } from "./record-file.js";
+export { createProxyHandler, repairSummary, startProxy, type ProxyOptions, type ProxyServer } from "./proxy.js";

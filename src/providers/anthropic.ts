@@ -1,4 +1,4 @@
-import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
@@ -137,7 +137,8 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     } else if (type === "tool_use" || SERVER_CALL_TYPES.has(type)) {
       const name = stringField(contentBlock, "name") ?? "";
       let id = stringField(contentBlock, "id");
-      if (!id) {
+      const minted = !id || isPlaceholderId(id);
+      if (!id || minted) {
         id = mintCallId("toolu_tw_", name, "", index);
         warn("call_id_minted", `The ${type} block at index ${index} has no id; a deterministic id ${id} was minted.`, undefined, index);
       }
@@ -150,6 +151,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       if (type !== "tool_use") providerFields.blockType = type;
       const call = turn.openCall({
         id,
+        idMinted: minted,
         name,
         kind: type === "tool_use" ? "client" : "server",
         providerIndex: index,

@@ -1,4 +1,4 @@
-import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
@@ -108,7 +108,8 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       const name = stringField(toolUse, "name") ?? "";
       const type = stringField(toolUse, "type");
       let id = stringField(toolUse, "toolUseId");
-      if (!id) {
+      const minted = !id || isPlaceholderId(id);
+      if (!id || minted) {
         id = mintCallId("tooluse_tw_", name, "", index);
         warn("call_id_minted", `The toolUse block at index ${index} has no toolUseId; a deterministic id ${id} was minted.`, undefined, index);
       }
@@ -119,6 +120,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       }
       const call = turn.openCall({
         id,
+        idMinted: minted,
         name,
         // Provider-executed tools (Nova's code interpreter) say so; they are not for the client to run.
         kind: type === "server_tool_use" ? "server" : "client",

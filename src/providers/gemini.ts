@@ -1,4 +1,4 @@
-import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, Diagnostic, DecoderOptions, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
@@ -95,10 +95,12 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
   const openCall = (fc: Record<string, unknown>, signature: string | null, argumentsText: string, startInput?: unknown): ToolCallAssembler => {
     const name = stringField(fc, "name") ?? "";
     if (!name) warn("call_name_missing", "A functionCall carries arguments but no name (and no call was open to continue); it was kept as a call without a name, which cannot be executed by name.", fc, turn.callCount);
-    const id = stringField(fc, "id") || mintId(name, argumentsText);
+    const sent = stringField(fc, "id");
+    const minted = !sent || isPlaceholderId(sent);
+    const id = minted ? mintId(name, argumentsText) : sent;
     const providerFields: Record<string, unknown> = {};
     if (signature !== null) providerFields.thoughtSignature = signature;
-    return turn.openCall({ id, name, kind: "client", providerFields, ...(startInput !== undefined ? { start: startInput } : {}) });
+    return turn.openCall({ id, idMinted: minted, name, kind: "client", providerFields, ...(startInput !== undefined ? { start: startInput } : {}) });
   };
 
   const closeStreaming = (complete: boolean, truncationCause?: TruncationCause): void => {
@@ -108,6 +110,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
     // A truncated call keeps its text as far as it got: closing it would fake an end.
     if (complete) turn.appendArguments(open.call, open.writer.finish());
     reportWriter(open);
+    if (open.writer.broken) open.call.markBroken();
     turn.endCall(open.call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
   };
 
@@ -159,7 +162,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
       } else {
         const open = streaming;
         const id = stringField(fc, "id");
-        if (id && id !== open.call.id) {
+        if (id && !isPlaceholderId(id) && id !== (open.call.providerId ?? open.call.id)) {
           warn("call_id_changed", `A continuation part of call ${open.call.index} carries id '${id}', not '${open.call.id}'; the first id was kept.`, fc, open.call.index);
         }
         if (signature !== null) {

@@ -1,4 +1,4 @@
-import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
@@ -31,7 +31,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
   let textBlock: Extract<ContentBlock, { type: "text" }> | null = null;
   let thinkingBlock: Extract<ContentBlock, { type: "thinking" }> | null = null;
   /** Calls by the id they arrived with: what they held, and the chunk they came in. */
-  const seenIds = new Map<string, { name: string; args: unknown; chunk: number }>();
+  const seenIds = new Map<string, Array<{ name: string; args: unknown; chunk: number }>>();
   let chunk = 0;
   let thinkMarkupReported = false;
 
@@ -48,19 +48,17 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
     const name = stringField(fn, "name") ?? "";
     const args = fn.arguments;
     let id = stringField(raw, "id");
+    if (id !== null && isPlaceholderId(id)) id = null;
     const seen = id ? seenIds.get(id) : undefined;
-    if (id && seen) {
-      // A repeat is the same call sent again in a later chunk. Two entries of one chunk, or a later
-      // call with other content, are different calls whose ids collide (servers that use the
-      // function name or a counter as the id): each is kept, under an id of its own.
-      if (seen.chunk !== chunk && seen.name === name && jsonEqual(seen.args, args)) {
-        warn("duplicate_tool_call", `The call ${id} arrived a second time; the repeat was ignored.`, raw);
-        return;
-      }
-      const original = id;
-      id = mintCallId("ollama_tw_", name, `${original}\u0000${args === undefined ? "" : JSON.stringify(args)}`, turn.callCount);
-      warn("call_id_duplicate", `Another call already has the id ${original}; this one was given the id ${id}.`, { id: original, minted: id }, turn.callCount);
+    const repeated = seen?.some((earlier) => earlier.chunk !== chunk && earlier.name === name && jsonEqual(earlier.args, args)) === true;
+    // A repeat is the same call sent again in a later chunk. Two entries of one chunk, or a later
+    // call with other content, are different calls whose ids collide (servers that use the
+    // function name or a counter as the id): the turn keeps each under an id of its own.
+    if (id && repeated) {
+      warn("duplicate_tool_call", `The call ${id} arrived a second time; the repeat was ignored.`, raw);
+      return;
     }
+    const minted = !id;
     if (!id) {
       // created_at differs per response, so the same call repeated in a later turn gets another id.
       id = mintCallId("ollama_tw_", name, `${createdAt ?? ""}\u0000${args === undefined ? "" : JSON.stringify(args)}`, turn.callCount);
@@ -72,12 +70,12 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
         data: { id },
       });
     }
-    seenIds.set(id, { name, args, chunk });
+    if (!minted) seenIds.set(id, [...(seen ?? []), { name, args, chunk }]);
     if (!name) warn("call_name_missing", `The tool call ${id} has no function name.`, raw, turn.callCount);
     const position = numberField(fn, "index");
     const providerFields: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(raw)) if (key !== "id" && key !== "function") providerFields[key] = value;
-    const call = turn.openCall({ id, name, kind: "client", providerFields, ...(position !== null ? { providerIndex: position } : {}) });
+    const call = turn.openCall({ id, idMinted: minted, name, kind: "client", providerFields, ...(position !== null ? { providerIndex: position } : {}) });
     textBlock = null;
     thinkingBlock = null;
     // Some servers and relays send the arguments as a JSON string: finalize parses (or rejects) it as the final text.

@@ -1,4 +1,4 @@
-import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
 import { resolveLimits } from "../limits.js";
@@ -278,6 +278,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     }
     const call = turn.openCall({
       id,
+      idMinted: state.providerId === null,
       name: state.name,
       kind: "client",
       providerFields: state.providerFields,
@@ -377,9 +378,31 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
   /** Which call a `tool_calls[]` entry belongs to, by (choice, index, id), creating it when new. */
   const resolveEntry = (choice: ChoiceState, wireIndex: number | null, id: string | null, name: string | null): CallState => {
     if (id !== null) {
-      const known = choice.byId.get(id);
+      // The call open at this index with this id, else the latest call sent with it.
+      const atIndex = wireIndex !== null ? choice.byIndex.get(wireIndex) : undefined;
+      const known = atIndex && !atIndex.ended && atIndex.providerId === id ? atIndex : choice.byId.get(id);
       if (known) {
-        if (wireIndex !== null && known.wireIndex !== null && wireIndex !== known.wireIndex) {
+        const movedIndex = wireIndex !== null && known.wireIndex !== null && wireIndex !== known.wireIndex;
+        // A header (it names the tool) that reuses a known id is a second call, not a continuation,
+        // when it moved to another index and names another tool or follows finished arguments, or
+        // when it names another tool after finished arguments at the same index. The turn then
+        // gives the second call an id of its own (call_id_duplicate).
+        const header = name !== null && known.name !== "";
+        const secondCall =
+          header &&
+          (known.ended ||
+            (movedIndex ? name !== known.name || argumentsComplete(known) : name !== known.name && known.argumentChars > 0 && argumentsComplete(known)));
+        if (secondCall) {
+          diag({
+            code: "call_id_reused",
+            severity: "warning",
+            message: `The id ${id} of the call to \`${known.name}\` (index ${String(known.wireIndex)}) arrived again at index ${String(wireIndex)} naming \`${name}\`; it was decoded as a second call.`,
+            ...(wireIndex !== null ? { providerIndex: wireIndex } : {}),
+          });
+          if (!movedIndex && !known.ended) endCall(known, true);
+          return newCall(choice, wireIndex, id);
+        }
+        if (movedIndex) {
           callDiag(known, "call_index_changed", "warning", `A fragment for call id ${id} arrived at index ${wireIndex}, but the call opened at index ${known.wireIndex}; it was kept with its id.`);
         }
         return known;
@@ -435,7 +458,13 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     const custom = !legacy && (type === "custom" || isPlainObject(entry.custom));
     const body = legacy ? entry : custom ? entry.custom : entry.function;
     const wireIndex = legacy ? null : integerField(entry, "index");
-    const id = legacy ? null : nonEmpty(stringField(entry, "id"));
+    const id = legacy ? null : callIdField(entry);
+    if (!legacy && id === null && typeof entry.id === "string" && entry.id !== "") {
+      once("call_id_placeholder", {
+        severity: "info",
+        message: `Tool-call fragments carry the placeholder id ${JSON.stringify(entry.id)} (a server that serializes a missing id); it was read as no id.`,
+      });
+    }
     const name = nonEmpty(stringField(body, "name"));
 
     let state: CallState;
@@ -477,7 +506,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       choice.byId.set(id, state);
       if (state.call && !state.ended) {
         callDiag(state, "call_id_late", "warning", `The id ${id} arrived after call ${state.call.index} had started with the minted id ${state.call.id}; the provider's id was adopted.`);
-        state.call.id = id;
+        turn.adoptProviderId(state.call, id);
       }
     }
     // for…in rather than Object.keys: no array per fragment on the hot path (JSON objects have no inherited keys).
@@ -741,6 +770,12 @@ export function normalizeChatUsage(raw: Record<string, unknown>): Usage {
 function integerField(object: unknown, key: string): number | null {
   const value = numberField(object, key);
   return value !== null && Number.isInteger(value) && value >= 0 ? value : null;
+}
+
+/** The entry's call id, or null when absent, empty or a placeholder (`"null"`, `"None"`, `"undefined"`). */
+function callIdField(entry: Record<string, unknown>): string | null {
+  const id = stringField(entry, "id");
+  return id === null || isPlaceholderId(id) ? null : id;
 }
 
 function nonEmpty(value: string | null): string | null {

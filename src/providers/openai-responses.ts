@@ -1,4 +1,4 @@
-import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
+import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
@@ -56,6 +56,8 @@ type ItemState =
       itemId: string | null;
       outputIndex: number | null;
       callId: string;
+      /** The call_id was minted (none sent). */
+      minted: boolean;
       name: string;
       text: string;
       start: string;
@@ -112,15 +114,17 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (type === "function_call" || type === "custom_tool_call") {
       const name = stringField(item, "name") ?? "";
       let callId = nonEmpty(stringField(item, "call_id"));
+      if (callId !== null && isPlaceholderId(callId)) callId = null;
+      const minted = callId === null;
       if (callId === null) {
         callId = `call_tw_${hashId([responseId ?? "", name, String(outputIndex ?? ""), itemId ?? ""].join("\u0000"))}`;
         warn("call_id_minted", `The ${type} item${itemId ? ` ${itemId}` : ""} has no call_id; the deterministic id ${callId} was minted.`, undefined, outputIndex);
       }
       if (type === "function_call" && WRAPPER_NAMES.has(name)) {
         const startText = typeof item.arguments === "string" ? item.arguments : "";
-        return register({ kind: "wrapper", itemId, outputIndex, callId, name, text: "", start: startText, ended: false });
+        return register({ kind: "wrapper", itemId, outputIndex, callId, minted, name, text: "", start: startText, ended: false });
       }
-      return register(openCallItem(type === "custom_tool_call", callId, name, itemId, outputIndex, type === "custom_tool_call" ? item.input : item.arguments));
+      return register(openCallItem(type === "custom_tool_call", callId, minted, name, itemId, outputIndex, type === "custom_tool_call" ? item.input : item.arguments));
     }
     if (type === "message") {
       return register({ kind: "message", itemId, outputIndex, parts: new Map(), refusal: null, ended: false });
@@ -149,6 +153,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
   const openCallItem = (
     custom: boolean,
     callId: string,
+    minted: boolean,
     name: string,
     itemId: string | null,
     outputIndex: number | null,
@@ -159,6 +164,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (custom) providerFields.customToolInput = true;
     const call = turn.openCall({
       id: callId,
+      idMinted: minted,
       name,
       kind: "client",
       providerFields,
@@ -209,6 +215,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
       entries.forEach((entry, position) => {
         const call = turn.openCall({
           id: `${state.callId}_${position}`,
+          idMinted: true,
           name: entry.name,
           kind: "client",
           ...(state.outputIndex !== null ? { providerIndex: state.outputIndex } : {}),
@@ -238,7 +245,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
         state.outputIndex,
       );
     }
-    const call = openCallItem(false, state.callId, state.name, state.itemId, state.outputIndex, state.start);
+    const call = openCallItem(false, state.callId, state.minted, state.name, state.itemId, state.outputIndex, state.start);
     if (state.text !== "") turn.appendArguments(call.call, state.text);
     endCallItem(call, final, complete, cause);
   };

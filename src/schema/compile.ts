@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import { declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformNodes, type Schema, type SchemaNode } from "./json-schema.js";
+import { assertSchemaDepth, declaredTypes, isPlainObject, isSchemaNode, stableStringify, transformNodes, type Schema, type SchemaNode } from "./json-schema.js";
 import { ToolwireError } from "../errors.js";
+import { linearRegExpEngine, UnsupportedPatternError } from "./regex.js";
 
 /**
  * One ajv (draft 2020-12) compilation per schema, cached twice: by object identity (WeakMap, the
@@ -57,12 +58,16 @@ function isDate(value: string): boolean {
 
 let sharedAjv: Ajv2020 | null = null;
 
-function ajv(): Ajv2020 {
-  if (sharedAjv) return sharedAjv;
-  const instance = new Ajv2020({ allErrors: true, strict: false, verbose: true, logger: false, validateSchema: true });
+/** Every schema pattern runs on the linear-time engine (see regex.ts), never on `RegExp`. */
+function newAjv(): Ajv2020 {
+  const instance = new Ajv2020({ allErrors: true, strict: false, verbose: true, logger: false, validateSchema: true, code: { regExp: linearRegExpEngine } });
   for (const [name, format] of Object.entries(FORMATS)) instance.addFormat(name, format);
-  sharedAjv = instance;
   return instance;
+}
+
+function ajv(): Ajv2020 {
+  sharedAjv ??= newAjv();
+  return sharedAjv;
 }
 
 /**
@@ -72,11 +77,12 @@ function ajv(): Ajv2020 {
 function compileFresh(original: Schema): ValidateFunction {
   const schema = forDraft2020(original);
   const hasId = isSchemaNode(schema) && typeof schema.$id === "string";
-  const instance = hasId ? new Ajv2020({ allErrors: true, strict: false, verbose: true, logger: false }) : ajv();
-  if (hasId) for (const [name, format] of Object.entries(FORMATS)) instance.addFormat(name, format);
+  const instance = hasId ? newAjv() : ajv();
   try {
     return instance.compile(schema as SchemaNode);
   } catch (error) {
+    // A pattern the linear-time engine refuses makes the schema unusable: say which and why.
+    if (error instanceof UnsupportedPatternError) throw new SchemaCompileError(`Unsupported JSON Schema: ${error.message}`, schema, { cause: error });
     throw new SchemaCompileError(`Invalid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, schema, { cause: error });
   }
 }
@@ -139,12 +145,16 @@ export function forDraft2020(schema: Schema): Schema {
   return root;
 }
 
-/** Compiles (or returns the cached compilation of) a root schema. Throws SchemaCompileError. */
+/**
+ * Compiles (or returns the cached compilation of) a root schema. Throws SchemaCompileError, or
+ * TooDeepError for a schema nested deeper than MAX_SCHEMA_DEPTH.
+ */
 export function compileSchema(schema: Schema): Compiled {
   if (typeof schema === "object" && schema !== null) {
     const hit = byIdentity.get(schema);
     if (hit) return hit;
   }
+  assertSchemaDepth(schema);
   const key = stableStringify(schema);
   let compiled = byKey.get(key);
   if (compiled) {
@@ -198,6 +208,7 @@ const derivedBooleanRoot = {};
 
 /** Validates the schema document itself against the draft 2020-12 meta-schema. */
 export function metaValidate(schema: unknown): ErrorObject[] {
+  assertSchemaDepth(schema);
   const instance = ajv();
   try {
     const ok = instance.validateSchema(forDraft2020(schema as Schema) as SchemaNode);

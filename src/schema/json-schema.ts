@@ -6,6 +6,8 @@ import { ToolwireError } from "../errors.js";
  * Everything here is pure: nodes are never mutated, transformed trees are fresh objects.
  */
 
+import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
+
 export type SchemaNode = Record<string, unknown>;
 /** A JSON Schema (2020-12): an object or a boolean. */
 export type Schema = boolean | SchemaNode;
@@ -32,6 +34,18 @@ export const SINGLE_KEYWORDS = [
   "then",
   "else",
 ] as const;
+
+/**
+ * The deepest JSON nesting a schema may have (`DEFAULT_LIMITS.maxDepth`, as arguments): the schema
+ * walks and ajv's compiler recurse, and a schema nested thousands of levels deep would overflow
+ * the stack. Real tool schemas stay far below it.
+ */
+export const MAX_SCHEMA_DEPTH = DEFAULT_LIMITS.maxDepth;
+
+/** Throws TooDeepError (code `too_deep`) when `schema` nests deeper than MAX_SCHEMA_DEPTH. */
+export function assertSchemaDepth(schema: unknown): void {
+  if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) throw new TooDeepError("schema", MAX_SCHEMA_DEPTH);
+}
 
 export function isSchemaNode(value: unknown): value is SchemaNode {
   return typeof value === "object" && value !== null && !Array.isArray(value);

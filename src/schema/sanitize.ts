@@ -1,11 +1,14 @@
-import { checkSchema, metaProblems, ruleProblems, type SchemaProblem, type TargetName } from "./check.js";
-import { isSchemaNode, stableStringify, type SchemaNode } from "./json-schema.js";
+import { checkSchema, metaProblems, ruleProblems, targetWithOptions, type SanitizeOptions, type SchemaProblem, type TargetName } from "./check.js";
+import { assertSchemaDepth, isSchemaNode, stableStringify, type SchemaNode } from "./json-schema.js";
 import type { RuleContext } from "./rules/rule.js";
 import { resolveTarget, type SchemaTarget } from "./targets/index.js";
+import { refuseToolDefinition } from "./tool-shape.js";
 import { carryArguments, restoreArguments, type ArgumentMap } from "./value-map.js";
 
 /**
- * Rewrites a tool's parameter schema into one the target accepts. Every rewrite keeps the
+ * Rewrites a tool's parameter schema into one the target accepts. Given a whole tool definition
+ * (any shape sanitizeTools reads) it throws ToolDefinitionGivenError rather than rewrite the
+ * wrong object; use sanitizeTools for tool lists. Every rewrite keeps the
  * schema's meaning or loosens it (requirements a target cannot express move into descriptions,
  * which the model reads; validation of the model's arguments keeps using the original schema).
  * Shapes that change the values themselves (renamed keys, values sent as JSON strings, strict
@@ -44,11 +47,18 @@ const MAX_PASSES = 4;
 /**
  * Rewrites a tool schema so that `target` accepts it, moving what it cannot express into
  * descriptions; each change is listed, and `restoreToolArguments` maps the model's arguments back
- * to the original schema.
+ * to the original schema. A whole tool definition is refused (ToolDefinitionGivenError): use
+ * sanitizeTools for those.
  */
-export function sanitizeSchema(schema: unknown, target: TargetName): SanitizeResult {
-  const def = resolveTarget(target);
+export function sanitizeSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SanitizeResult {
+  refuseToolDefinition(schema, "sanitizeSchema");
+  const def = targetWithOptions(resolveTarget(target), options);
+  // The rules recurse: a schema nested thousands of levels deep is refused (TooDeepError) first.
+  assertSchemaDepth(schema);
   const changes: SchemaChange[] = [];
+  if (options.rootCombinators === "keep" && def.rootCombinators === undefined && isSchemaNode(schema) && ("anyOf" in schema || "oneOf" in schema)) {
+    changes.push({ rule: "top-level-combinators", path: "#", message: `rootCombinators "keep" does not apply: ${def.title} rejects top-level anyOf/oneOf, so they are flattened` });
+  }
   const argumentMap: ArgumentMap = [];
   let current: SchemaNode;
   if (isSchemaNode(schema)) current = schema;

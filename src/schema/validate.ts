@@ -1,6 +1,8 @@
 import { compileDerived, compileSchema, type ErrorObject } from "./compile.js";
 import { coerceArguments, type Coercion, type CoercionKind } from "./coerce.js";
 import { conditionText, renderValidationMessage, suggestKey } from "./hints.js";
+import { compilePattern, type LinearRegExp } from "./regex.js";
+import { DEFAULT_LIMITS, nestsDeeperThan } from "../limits.js";
 import {
   getAtPointer,
   isLocalRef,
@@ -40,6 +42,7 @@ export type IssueCode =
   | "conditional"
   | "not"
   | "not_allowed"
+  | "too_deep"
   | "other";
 
 /** One way the arguments fail the schema, located by path, with a one-line message for the model. */
@@ -92,9 +95,25 @@ const ALL_COERCIONS: readonly CoercionKind[] = ["number", "boolean", "null", "js
  * Validates tool arguments against a JSON Schema (2020-12, via ajv; compiled schemas are cached).
  * When invalid, optional coercion is tried first; the result's message tells the model what was
  * wrong and what a valid call looks like.
+ * Arguments nested deeper than `DEFAULT_LIMITS.maxDepth` (which the decoders already refuse) are
+ * invalid with one `too_deep` issue, unwalked. Throws SchemaCompileError for a schema that cannot
+ * be compiled (including a pattern the linear-time engine refuses) and TooDeepError for a schema
+ * nested deeper than MAX_SCHEMA_DEPTH.
  */
 export function validateArguments(schema: Schema, args: unknown, options: ValidateOptions = {}): ValidationResult {
   const { validate } = compileSchema(schema);
+  if (nestsDeeperThan(args, DEFAULT_LIMITS.maxDepth)) {
+    const issues: ValidationIssue[] = [
+      {
+        code: "too_deep",
+        path: [],
+        keyword: "maxDepth",
+        expected: DEFAULT_LIMITS.maxDepth,
+        message: `the arguments nest more than ${DEFAULT_LIMITS.maxDepth} levels deep; send flatter arguments`,
+      },
+    ];
+    return { valid: false, value: args, issues, coercions: [], message: renderValidationMessage(issues, { toolName: options.toolName }) };
+  }
   const passes = (v: unknown): boolean => validate(v) === true;
   if (passes(args)) return { valid: true, value: args, issues: [], coercions: [], message: "" };
 
@@ -262,10 +281,11 @@ function propertySchemas(node: SchemaNode, key: string): Schema[] {
   let matchedPattern = false;
   if (isPlainObject(node.patternProperties)) {
     for (const [pattern, sub] of Object.entries(node.patternProperties)) {
-      let re: RegExp;
+      let re: LinearRegExp;
       try {
-        re = new RegExp(pattern, "u");
+        re = compilePattern(pattern);
       } catch {
+        // Only reachable when ajv never needed the pattern (its schema is `true`); it constrains nothing.
         continue;
       }
       if (re.test(key)) {
@@ -522,11 +542,17 @@ function valueAt(root: unknown, rel: PathSegment[]): unknown {
 function localIssues(errors: ErrorObject[], value: unknown, base: PathSegment[], node: SchemaNode): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const missingByPath = new Map<string, { path: PathSegment[]; fields: string[] }>();
+  const detailedKeys = errors.some((error) => error.propertyName !== undefined);
   for (const error of errors) {
     const rel = segmentsOf(error.instancePath);
     const path = [...base, ...rel];
     const received = valueAt(value, rel);
     const params = error.params as Record<string, unknown>;
+    if (error.keyword === "propertyNames" && detailedKeys) continue;
+    if (error.propertyName !== undefined) {
+      issues.push(keyIssue(error, path));
+      continue;
+    }
     if (error.keyword === "required") {
       const key = JSON.stringify(path);
       const entry = missingByPath.get(key) ?? { path, fields: [] };
@@ -644,13 +670,23 @@ function literalOrDescribe(value: unknown): string {
   return typeof value === "string" ? `'${value}'` : describeReceived(value);
 }
 
+/** A `propertyNames` failure: about the key itself, named in the message (ajv reports it on the object). */
+function keyIssue(error: ErrorObject, path: PathSegment[]): ValidationIssue {
+  const key = error.propertyName as string;
+  const issue = convertError(error, path, key);
+  return { ...issue, received: key, message: `the key '${key}' ${issue.message}` };
+}
+
 /** Plain conversion of ajv errors, used where the schema cannot be decomposed. */
 function rawIssues(errors: ErrorObject[], base: PathSegment[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
+  const detailedKeys = errors.some((error) => error.propertyName !== undefined);
   for (const error of errors) {
     if (["anyOf", "oneOf", "if", "allOf", "not"].includes(error.keyword) && errors.length > 1) continue;
+    if (error.keyword === "propertyNames" && detailedKeys) continue;
     const path = [...base, ...segmentsOf(error.instancePath)];
-    if (error.keyword === "required") {
+    if (error.propertyName !== undefined) issues.push(keyIssue(error, path));
+    else if (error.keyword === "required") {
       const field = String((error.params as Record<string, unknown>).missingProperty);
       issues.push({ code: "missing", path, keyword: "required", fields: [field], message: `missing required field: ${field}` });
     } else {

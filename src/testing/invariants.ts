@@ -150,11 +150,19 @@ const KNOWN_ERRORS = new Set(["invalid_json", "truncated", "not_object", "too_la
 /** Every call is settled: an object with a source, or null arguments with an error; never half of each. */
 export function checkCallsSettled(turn: DecodedTurn): Violation[] {
   const found: Violation[] = [];
+  const owners = new Map<string, string>();
   for (const { call, kind, position } of allCalls(turn)) {
     const label = `${kind} call ${position} (${call.name})`;
     const bad = (message: string, detail: string): void => void found.push(violation("calls_settled", `${label}: ${message}`, detail));
     if (call.index !== position) bad(`index ${call.index} does not match its position`, "index");
     if (typeof call.id !== "string" || call.id === "") bad("has no id", "id");
+    // Ids are unique within a turn (issue 17): a replaced id is kept as providerId, named by minted_id.
+    const owner = owners.get(call.id);
+    if (owner !== undefined) bad(`shares the id ${call.id} with ${owner}`, "duplicate_id");
+    else owners.set(call.id, label);
+    if (call.providerId !== undefined && (call.providerId === call.id || !call.repairs.includes("minted_id"))) {
+      bad(`carries providerId ${call.providerId} without a minted id of its own`, "provider_id");
+    }
     if (call.arguments !== null && !isPlainObject(call.arguments)) bad("arguments are not an object", "not_object");
     if (call.arguments !== null && call.error !== null) bad(`has both arguments and an error (${call.error.code})`, "both");
     if (call.arguments === null && call.error === null) bad("has neither arguments nor an error", "neither");
@@ -484,7 +492,9 @@ export function checkGenerated(provider: ProviderName, run: DecodeRun, spec: Tur
     if (call.arguments !== null && !jsonEqual(call.arguments, expected.arguments)) {
       bad(`call ${i} arguments differ at ${firstDifference(expected.arguments, call.arguments) ?? "?"}`, "arguments");
     }
-    if (call.repairs.length > 0) bad(`call ${i} was repaired (${call.repairs.join(", ")}) although it was valid`, "repairs");
+    const repairs = collides ? call.repairs.filter((repair) => repair !== "minted_id") : call.repairs;
+    if (repairs.length > 0) bad(`call ${i} was repaired (${repairs.join(", ")}) although it was valid`, "repairs");
+    if (collides && call.providerId !== expectedCallId(provider, expected, i)) bad(`call ${i} lost its sent id (providerId ${String(call.providerId)})`, "id");
   });
   if (turn.finishReason !== "stop" && turn.finishReason !== "tool_calls") bad(`finish reason ${String(turn.finishReason)}`, "finish");
   return found;

@@ -37,6 +37,7 @@ export type TextCallSetting = "auto" | readonly TextCallSyntaxName[] | TextCallO
 /** A parameter's JSON kind from the tool schema: `string` (stream as a JSON string) or `json`. */
 export type ParamKind = "string" | "json";
 
+/** `textCalls` after validation: the syntaxes to look for, the allowed tool names and parameter kinds. */
 export interface ResolvedTextCallOptions {
   syntaxes: ReadonlySet<TextCallSyntaxName>;
   toolNames: ReadonlySet<string> | null;

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { collectTurn, decodeStream } from "../../src/adapters/web.js";
-import { Watchdog } from "../../src/adapters/watchdog.js";
+import { DEFAULT_IDLE_TIMEOUT_MS, Watchdog } from "../../src/adapters/watchdog.js";
 import type { DecodedTurn } from "../../src/types.js";
 import { a, toolStream } from "../helpers/anthropic-events.js";
 import { c, chatCall } from "../helpers/openai-events.js";
@@ -137,5 +137,75 @@ describe("stream watchdog", () => {
     // After the stream, aborting changes nothing: the listener is gone and the turn is settled.
     controller.abort();
     expect(turn.diagnostics.some((d) => d.code === "aborted")).toBe(false);
+  });
+
+  describe("by default", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("ends a hung stream after 120 s without data, though no bound was set", async () => {
+      expect(DEFAULT_IDLE_TIMEOUT_MS).toBe(120_000);
+      vi.useFakeTimers();
+      const feed = pushable();
+      feed.push(sse(head));
+      let turn: DecodedTurn | null = null;
+      const pending = collectTurn("anthropic", feed.stream).then((done) => (turn = done));
+      // Just short of the default: still waiting.
+      await vi.advanceTimersByTimeAsync(DEFAULT_IDLE_TIMEOUT_MS - 1_000);
+      expect(turn).toBeNull();
+      await vi.advanceTimersByTimeAsync(1_000);
+      await pending;
+      expectCutTurn(turn as unknown as DecodedTurn, "idle_timeout");
+      expect((turn as unknown as DecodedTurn).diagnostics.find((d) => d.code === "idle_timeout")?.data).toEqual({ idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS });
+      await expect(feed.cancelled).resolves.toBeInstanceOf(Error);
+    });
+
+    it("does the same for decodeStream, where data arriving in time resets the wait", async () => {
+      vi.useFakeTimers();
+      const feed = pushable();
+      feed.push(sse(head.slice(0, 2)));
+      const events = decodeStream("anthropic", feed.stream);
+      const seen = readUntil(events, (event) => event.type === "tool_call_start");
+      await vi.advanceTimersByTimeAsync(0);
+      await seen;
+      let finished = false;
+      const rest = drain(events).then((result) => {
+        finished = true;
+        return result;
+      });
+      await vi.advanceTimersByTimeAsync(DEFAULT_IDLE_TIMEOUT_MS - 1);
+      feed.push(sse(head.slice(2)));
+      await vi.advanceTimersByTimeAsync(DEFAULT_IDLE_TIMEOUT_MS - 1);
+      expect(finished).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const { turn } = await rest;
+      expectCutTurn(turn, "idle_timeout");
+    });
+
+    it("is off with idleTimeoutMs: 0", async () => {
+      vi.useFakeTimers();
+      const feed = pushable();
+      feed.push(sse(head));
+      let turn: DecodedTurn | null = null;
+      const pending = collectTurn("anthropic", feed.stream, { idleTimeoutMs: 0 }).then((done) => (turn = done));
+      await vi.advanceTimersByTimeAsync(10 * DEFAULT_IDLE_TIMEOUT_MS);
+      expect(turn).toBeNull();
+      expect(vi.getTimerCount()).toBe(0);
+      feed.push(sse([a.json(1, 'lo"}'), a.stop(1), a.messageDelta("tool_use"), a.messageStop()]));
+      feed.close();
+      await pending;
+      expect((turn as unknown as DecodedTurn).status).toBe("complete");
+    });
+
+    it("leaves no timer behind once the stream ended", async () => {
+      vi.useFakeTimers();
+      const feed = pushable();
+      feed.push(sse(toolStream(0, "toolu_1", "shell", ['{"command":"ls"}'])));
+      feed.close();
+      const turn = await collectTurn("anthropic", feed.stream);
+      expect(turn.status).toBe("complete");
+      expect(vi.getTimerCount()).toBe(0);
+    });
   });
 });

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { collectTurn, decodeStream } from "../../src/adapters/web.js";
+import { collectTurn, decodeStream, decodeStreamBatches } from "../../src/adapters/web.js";
 import { replayEvents } from "../../src/replay.js";
 import { encodeJsonArray } from "../../src/framing/json-array.js";
 import { a, toolStream } from "../helpers/anthropic-events.js";
 import { c, chatCall, chatStream } from "../helpers/openai-events.js";
 import { g } from "../helpers/gemini-events.js";
+import type { CodecEvent } from "../../src/types.js";
 import { drain, plain, pushable, sdkLikeStream, sse } from "./support.js";
 
 const events = toolStream(0, "toolu_1", "shell", ['{"command":', '"ls"}']);
@@ -127,5 +128,49 @@ describe("decodeStream failures", () => {
       if (event.type === "tool_call_start") break;
     }
     expect(stream.controller.signal.aborted).toBe(true);
+  });
+
+  it("serves next() calls made without waiting in order, as a generator queues them", async () => {
+    const { events: sequential } = await drain(decodeStream("anthropic", chunks([sse(events.slice(0, 3)), sse(events.slice(3))])));
+    const iterator = decodeStream("anthropic", chunks([sse(events.slice(0, 3)), sse(events.slice(3))]));
+    const results = await Promise.all(Array.from({ length: sequential.length + 2 }, () => iterator.next()));
+    expect(results.map((result) => (result.done ? null : result.value))).toEqual([...sequential, null, null]);
+    expect(results.at(-1)?.done).toBe(true);
+  });
+
+  it("throws misuse at the first next(), not when called, and stays done after return()", async () => {
+    const iterator = decodeStream("anthropic", 42 as unknown as Response);
+    await expect(iterator.next()).rejects.toThrow(/async iterable/);
+    await expect(iterator.next()).resolves.toEqual({ done: true, value: undefined });
+    const feed = pushable();
+    feed.push(sse([a.messageStart(), a.toolStart(0, "toolu_1", "shell")]));
+    const open = decodeStream("anthropic", feed.stream);
+    await open.next();
+    // A return() queued behind a pending read still cancels the source once that read settles.
+    const pendingRead = open.next();
+    await expect(open.return()).resolves.toEqual({ done: true, value: undefined });
+    await pendingRead;
+    await expect(feed.cancelled).resolves.toBeInstanceOf(Error);
+    await expect(open.next()).resolves.toEqual({ done: true, value: undefined });
+  });
+
+  it("hands out the same events in per-chunk arrays through decodeStreamBatches", async () => {
+    const pieces = [sse(events.slice(0, 2)), "", sse(events.slice(2, 4)), sse(events.slice(4))];
+    const { events: one } = await drain(decodeStream("anthropic", chunks(pieces), { previews: true }));
+    const batches: CodecEvent[][] = [];
+    for await (const batch of decodeStreamBatches("anthropic", chunks(pieces), { previews: true })) batches.push(batch);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+    expect(batches.length).toBeGreaterThan(1);
+    expect(plain(batches.flat())).toEqual(plain(one));
+    expect(batches.at(-1)?.at(-1)?.type).toBe("finish");
+  });
+
+  it("cancels the source when a batch consumer stops reading", async () => {
+    const feed = pushable();
+    feed.push(sse([a.messageStart(), a.toolStart(0, "toolu_1", "shell")]));
+    for await (const batch of decodeStreamBatches("anthropic", feed.stream)) {
+      if (batch.some((event) => event.type === "tool_call_start")) break;
+    }
+    await expect(feed.cancelled).resolves.toBeInstanceOf(Error);
   });
 });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -10,6 +10,14 @@ import { delimiter, join } from "node:path";
 
 const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
 
+/** How to get the browser suite to run, in one line. */
+export const HOW_TO_RUN = "apt-get install chromium, or set TOOLWIRE_CHROMIUM=/path/to/chromium";
+
+/**
+ * The Chromium to run: TOOLWIRE_CHROMIUM (or CHROME_PATH) as given, else the first candidate on
+ * PATH that really starts. Ubuntu's `chromium-browser` deb is a stub that only asks for snap: an
+ * executable that cannot print its version is not a browser.
+ */
 export function findChromium(): string | null {
   const configured = process.env.TOOLWIRE_CHROMIUM ?? process.env.CHROME_PATH;
   if (configured) return configured;
@@ -18,13 +26,18 @@ export function findChromium(): string | null {
       const path = join(dir, name);
       try {
         accessSync(path, constants.X_OK);
-        return path;
       } catch {
-        // Not here: keep looking.
+        continue; // Not here: keep looking.
       }
+      if (startsAsChromium(path)) return path;
     }
   }
   return null;
+}
+
+function startsAsChromium(path: string): boolean {
+  const result = spawnSync(path, ["--version"], { encoding: "utf8", timeout: 15_000 });
+  return result.status === 0 && /chrom/i.test(result.stdout);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyProviderError, providerErrorRules, type ProviderErrorReason, type Recovery } from "../../src/guard/provider-errors.js";
+import { classifyProviderError, LLAMACPP_SCHEMA_ERRORS, llamacppSchemaError, llamacppStrip, providerErrorRules, type ProviderErrorReason, type Recovery } from "../../src/guard/provider-errors.js";
 
 interface Case {
   name: string;
@@ -356,14 +356,35 @@ const CASES: Case[] = [
     status: 400,
     body: { error: { code: 400, message: "Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\nPattern must start with '^' and end with '$'", type: "invalid_request_error" } },
     reason: "schema_rejected",
-    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["pattern", "format"] },
+    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["pattern"] },
+  },
+  {
+    name: "llama.cpp grammar parse error on a \\d copied from a pattern",
+    status: 400,
+    body: { error: { code: 400, message: "Unable to generate parser for this template. Automatic parser generation failed: parse: error parsing grammar: unknown escape at \\d{4}\" \"-\" space", type: "invalid_request_error" } },
+    reason: "schema_rejected",
+    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["pattern"] },
+  },
+  {
+    name: "llama.cpp unresolvable ref",
+    status: 400,
+    body: { error: { code: 400, message: "Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\nError resolving ref #/$defs/a: a not in {}", type: "invalid_request_error" } },
+    reason: "schema_rejected",
+    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["$ref"] },
+  },
+  {
+    name: "llama.cpp conversion text on the response_format path (500) is not claimed as a schema 400",
+    status: 500,
+    body: { error: { code: 500, message: "\"json_schema\": JSON schema conversion failed:\nPattern must start with '^' and end with '$'", type: "server_error" } },
+    reason: "server_error",
+    recovery: "retry_after",
   },
   {
     name: "llama.cpp unrecognized schema (through Ollama)",
     status: 400,
     body: 'Ollama /api/chat failed with HTTP 400: {"error":{"code":400,"message":"Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\\nUnrecognized schema: {\\"type\\":\\"\\",\\"properties\\":null}","type":"invalid_request_error"}}',
     reason: "schema_rejected",
-    recovery: { action: "sanitize_schema", target: "llamacpp", strip: [] },
+    recovery: { action: "sanitize_schema", target: "llamacpp", strip: ["pattern", "format"] },
   },
   {
     name: "Qwen template error inside the llama.cpp wrapper is not a schema problem",
@@ -570,6 +591,31 @@ describe("classifyProviderError", () => {
     const headers = new Headers({ "retry-after": "Wed, 21 Oct 2015 07:28:30 GMT" });
     const classified = classifyProviderError(429, null, { headers, now: Date.parse("Wed, 21 Oct 2015 07:28:00 GMT") });
     expect(classified.recovery).toEqual({ action: "retry_after", seconds: 30 });
+  });
+
+  it("names what to strip for every documented llama.cpp error text", () => {
+    const texts: Array<[string, string[]]> = [
+      ["JSON schema conversion failed:\nPattern must start with '^' and end with '$'", ["pattern"]],
+      ["parse: error parsing grammar: unknown escape at \\d{4}", ["pattern"]],
+      ["parse: error parsing grammar: unknown escape at \\w+", ["pattern"]],
+      ["JSON schema conversion failed:\nUnbalanced square brackets", ["pattern"]],
+      ["JSON schema conversion failed:\nInvalid number in curly brackets", ["pattern"]],
+      ["JSON schema conversion failed:\nUnsupported ref: definitions.json#/a", ["$ref"]],
+      ['JSON schema conversion failed:\nUnrecognized schema: {"type":"file"}', ["pattern", "format"]],
+      ["JSON schema conversion failed:\nPattern must start with '^' and end with '$'\nError resolving ref #/$defs/a: a not in {}", ["pattern", "$ref"]],
+      ["JSON schema conversion failed:\nRule email-string not known", ["format"]],
+      ["failed to parse grammar", ["pattern", "format"]],
+    ];
+    for (const [text, strip] of texts) {
+      expect(llamacppStrip(text), text).toEqual(strip);
+      expect(classifyProviderError(400, { error: { code: 400, message: text } }).recovery, text).toEqual({ action: "sanitize_schema", target: "llamacpp", strip });
+    }
+    for (const entry of LLAMACPP_SCHEMA_ERRORS) {
+      expect(entry.strip.length, entry.text).toBeGreaterThan(0);
+      // `type` is never named: a consumer deleting every listed keyword must not erase the types.
+      expect(entry.strip, entry.text).not.toContain("type");
+    }
+    expect(llamacppSchemaError("Pattern must start with '^' and end with '$'").strip).toEqual(["pattern"]);
   });
 
   it("does not mutate the body", () => {

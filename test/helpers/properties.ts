@@ -24,6 +24,11 @@ export function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
   return chunks;
 }
 
+/** True when the call was kept complete only because its object had closed when the stream ended cleanly. */
+export function closedAtStreamEnd(turn: DecodedTurn, callIndex: number): boolean {
+  return turn.diagnostics.some((d) => d.code === "call_closed_at_stream_end" && d.callIndex === callIndex);
+}
+
 export function runsFor(events: ProviderEvent[], small: number): number {
   return events.length > 2000 ? 3 : events.length > 300 ? Math.max(5, Math.floor(small / 4)) : small;
 }

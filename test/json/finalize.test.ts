@@ -74,11 +74,22 @@ describe("rule 3: shapes classified before any repair", () => {
     });
   });
 
-  it("different concatenated objects are not guessed", () => {
-    const result = decide({ deltaText: '{"a":1}{"b":2}' });
-    expect(result.arguments).toBeNull();
-    expect(result.error?.code).toBe("invalid_json");
-    expect(result.error?.message).toMatch(/not valid JSON/);
+  it("different complete objects glued together are split, one call each (issue 17)", () => {
+    const result = decide({ deltaText: '{"path":"a.py"} {"path":"b.py"}{"path":"c.py"}' });
+    expect(result).toMatchObject({ arguments: { path: "a.py" }, rawArguments: '{"path":"a.py"}', source: "delta", repairs: ["split_concatenated_calls"], error: null });
+    expect(result.split).toEqual([
+      { value: { path: "b.py" }, raw: '{"path":"b.py"}' },
+      { value: { path: "c.py" }, raw: '{"path":"c.py"}' },
+    ]);
+  });
+
+  it("anything short of several complete objects stays one invalid call", () => {
+    for (const text of ['{"a":1}{"b":', '{"a":1} x {"b":2}', '{"a":1}[2]', '{"a":1}{"b":2']) {
+      const result = decide({ deltaText: text });
+      expect(result.arguments, text).toBeNull();
+      expect(result.split, text).toBeUndefined();
+      expect(result.error?.code, text).toBe("invalid_json");
+    }
   });
 });
 
@@ -95,7 +106,8 @@ describe("rule 4: gated syntax repair on complete calls only", () => {
     ['{"a": True, "b": None}', { a: true, b: null }, ["python_literals"]],
     ['{"re":"\\d+"}', { re: "\\d+" }, ["invalid_escapes"]],
     ['{"a":1,}', { a: 1 }, ["trailing_comma"]],
-    ["{'a': 'x'}", { a: "x" }, ["jsonrepair"]],
+    ['{"a":[1, 2], "b": "x"', { a: [1, 2], b: "x" }, ["missing_closing_brace"]],
+    ["{'a': 'x'}", { a: "x" }, ["single_quotes"]],
   ] as const)("repairs %s and names the fix", (text, value, repairs) => {
     const result = decide({ deltaText: text });
     expect(result.arguments).toEqual(value);
@@ -115,6 +127,9 @@ describe("rule 4: gated syntax repair on complete calls only", () => {
     expect(result).toMatchObject({ arguments: null, source: null });
     expect(result.error).toMatchObject({ code: "truncated", cause: "max_tokens" });
     expect(result.error?.message).toContain("max_tokens");
+    // The model is told to send less per call, not to resend the same oversized call.
+    expect(result.error?.message).toContain("split the content over several smaller calls");
+    expect(result.error?.message).not.toContain("Send the call again");
   });
 });
 

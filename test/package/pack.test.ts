@@ -1,4 +1,4 @@
-import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,14 +17,31 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const SUBPATHS = ["toolwire", "toolwire/schema", "toolwire/history", "toolwire/guard", "toolwire/node", "toolwire/testing"];
 const FUZZ = "toolwire/testing/fuzz";
+/** Every entry of package.json `exports` (but package.json itself, and the fuzz entry, which needs fast-check). */
+const SUBPATHS = Object.keys((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports)
+  .filter((subpath) => subpath !== "./package.json")
+  .map((subpath) => (subpath === "." ? "toolwire" : `toolwire/${subpath.slice(2)}`))
+  .filter((specifier) => specifier !== FUZZ);
 
 let work = "";
 let project = "";
 
 function run(command: string, args: readonly string[], cwd: string): SpawnSyncReturns<string> {
   return spawnSync(command, args, { cwd, encoding: "utf8", shell: process.platform === "win32", env: { ...process.env, npm_config_update_notifier: "false" } });
+}
+
+/** `run` without blocking the worker (vitest's RPC times out when a long spawnSync holds the thread). */
+function runAsync(command: string, args: readonly string[], cwd: string): Promise<SpawnSyncReturns<string>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, shell: process.platform === "win32", env: { ...process.env, npm_config_update_notifier: "false" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => void (stdout += text));
+    child.stderr.setEncoding("utf8").on("data", (text: string) => void (stderr += text));
+    child.on("error", reject);
+    child.on("close", (status, signal) => resolve({ pid: child.pid ?? 0, output: [null, stdout, stderr], stdout, stderr, status, signal }));
+  });
 }
 
 function ok(result: SpawnSyncReturns<string>, what: string): string {
@@ -49,17 +66,17 @@ function linkDependency(name: string): void {
   symlinkSync(target, link, "junction");
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "toolwire-pack-"));
   // `prepack` builds the package first.
-  const packed = ok(run("npm", ["pack", "--silent", "--pack-destination", work], ROOT), "npm pack").trim().split("\n").at(-1) ?? "";
+  const packed = ok(await runAsync("npm", ["pack", "--silent", "--pack-destination", work], ROOT), "npm pack").trim().split("\n").at(-1) ?? "";
   const tarball = join(work, packed);
   project = join(work, "project");
   mkdirSync(join(project, "node_modules"), { recursive: true });
   writeFileSync(join(project, "package.json"), `${JSON.stringify({ name: "toolwire-pack-test", private: true })}\n`);
   const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
   for (const name of Object.keys(manifest.dependencies)) linkDependency(name);
-  ok(run("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", tarball], project), "npm install");
+  ok(await runAsync("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", tarball], project), "npm install");
 }, 240_000);
 
 afterAll(() => {
@@ -67,10 +84,14 @@ afterAll(() => {
 });
 
 describe("the packed tarball, installed into an empty project (slow)", () => {
+  it("covers the entry points", () => {
+    expect(SUBPATHS).toEqual(expect.arrayContaining(["toolwire", "toolwire/schema", "toolwire/history", "toolwire/guard", "toolwire/node", "toolwire/testing"]));
+  });
+
   it.each(SUBPATHS)("%s loads with import and with require, with the same exports", (specifier) => {
     const imported = esm(`const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m).filter((k) => k !== "default").sort()));`) as string[];
     const required = cjs(`console.log(JSON.stringify(Object.keys(require(${JSON.stringify(specifier)})).sort()));`) as string[];
-    expect(imported.length).toBeGreaterThan(3);
+    expect(imported.length).toBeGreaterThan(0);
     expect(required).toEqual(imported);
   });
 
@@ -110,6 +131,8 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     const help = run(bin, ["--help"], project);
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain("replay");
+    const version = run(bin, ["--version"], project);
+    expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version}\n`);
   });
 
   it("ships no source maps, tests, benchmarks or scripts", () => {

@@ -5,7 +5,7 @@ import { encodeSse } from "../../src/framing/sse.js";
 import { isPlainObject } from "../../src/json/equal.js";
 import { eventType } from "../../src/providers/fields.js";
 import type { DecodedTurn, ProviderEvent, ProviderName, ToolCall } from "../../src/types.js";
-import { decodeEvents, prefixViolation, runsFor, splitAt } from "../helpers/properties.js";
+import { closedAtStreamEnd, decodeEvents, prefixViolation, runsFor, splitAt } from "../helpers/properties.js";
 import { c, r, responsesCall } from "../helpers/openai-events.js";
 import { testdataFiles } from "../helpers/testdata.js";
 
@@ -168,7 +168,12 @@ describe.each(streams)("openai properties: $label", ({ provider, events }) => {
     const check = (cut: number): void => {
       const prefix = events.slice(0, cut);
       const { turn } = decodeEvents(provider, prefix);
-      expect(prefixViolation(turn.toolCalls, reference.toolCalls)).toBeNull();
+      // A clean cut after a whole object keeps it (issue 17, turn incomplete). On a server that
+      // resends the whole arguments in every chunk, that object can be an early snapshot: nothing
+      // in the prefix can tell, which the incomplete status and the diagnostic say.
+      const resent = (index: number): boolean => (reference.toolCalls[index]?.repairs ?? []).some((r) => r === "cumulative_resend" || r === "collapsed_duplicate");
+      const judged = turn.toolCalls.filter((call) => !(closedAtStreamEnd(turn, call.index) && resent(call.index)));
+      expect(prefixViolation(judged, reference.toolCalls)).toBeNull();
       if (turn.status === "complete") expect(reference.status).toBe("complete");
     };
     if (events.length <= 300) {

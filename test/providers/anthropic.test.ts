@@ -196,12 +196,19 @@ describe("anthropic decoder: truncation and errors", () => {
   });
 
   it("a stream that ends without content_block_stop or message_stop is incomplete", () => {
-    const { turn } = decode([a.messageStart(), a.toolStart(0, "toolu_1", "x"), a.json(0, '{"a":1}')]);
+    const { turn } = decode([a.messageStart(), a.toolStart(0, "toolu_1", "x"), a.json(0, '{"a":1')]);
     expect(turn.status).toBe("incomplete");
     expect(turn.finishReason).toBeNull();
-    // Even though the text parses, the call never received its end marker.
+    // The object never closed: the call is cut off.
     expect(turn.toolCalls[0]).toMatchObject({ complete: false, arguments: null, error: { code: "truncated", cause: "stream_ended" } });
     expect(codes(turn)).toContain("stream_ended_without_message_stop");
+  });
+
+  it("a clean end without the end marker keeps a call whose arguments already form one closed object (issue 17)", () => {
+    const { turn } = decode([a.messageStart(), a.toolStart(0, "toolu_1", "x"), a.json(0, '{"a":1}')]);
+    expect(turn.status).toBe("incomplete");
+    expect(turn.toolCalls[0]).toMatchObject({ complete: true, arguments: { a: 1 }, source: "delta", error: null });
+    expect(turn.diagnostics.find((d) => d.code === "call_closed_at_stream_end")).toMatchObject({ callIndex: 0 });
   });
 
   it("a call closed before the stream died stays complete; only the open one is truncated", () => {

@@ -123,11 +123,15 @@ describe("bedrock decoder: argument edge cases", () => {
     expect(turn.toolCalls[1]).toMatchObject({ arguments: { y: 1 }, error: null });
   });
 
-  it("a stream that ends without messageStop is incomplete and open calls are truncated", () => {
-    const { turn } = decode([b.messageStart(), b.toolStart(0, "t1", "x"), b.input(0, '{"a":1}')]);
+  it("a stream that ends without messageStop is incomplete and open calls are truncated; a closed object is kept (issue 17)", () => {
+    const { turn } = decode([b.messageStart(), b.toolStart(0, "t1", "x"), b.input(0, '{"a":[1')]);
     expect(turn.status).toBe("incomplete");
     expect(turn.toolCalls[0]).toMatchObject({ complete: false, error: { code: "truncated", cause: "stream_ended" } });
     expect(codes(turn)).toContain("stream_ended_without_message_stop");
+    const closed = decode([b.messageStart(), b.toolStart(0, "t1", "x"), b.input(0, '{"a":1}')]).turn;
+    expect(closed.status).toBe("incomplete");
+    expect(closed.toolCalls[0]).toMatchObject({ complete: true, arguments: { a: 1 }, error: null });
+    expect(codes(closed)).toContain("call_closed_at_stream_end");
   });
 
   it("a toolUse delta without a start is reported, not guessed into a call", () => {

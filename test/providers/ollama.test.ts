@@ -63,13 +63,15 @@ describe("ollama decoder", () => {
   });
 
   it("arguments absent mean none; a JSON string is parsed; an unusable one makes only that call invalid", () => {
-    const { turn } = decode([line({ tool_calls: [call("none", undefined), call("str", '{"city":"Paris"}'), call("bad", "{city: Paris"), call("arr", [1])] }), doneLine()]);
+    const { turn } = decode([line({ tool_calls: [call("none", undefined), call("str", '{"city":"Paris"}'), call("bad", '{"city" "Paris"}'), call("arr", [1])] }), doneLine()]);
     expect(turn.toolCalls.map((c) => [c.name, c.arguments, c.source, c.error?.code ?? null])).toEqual([
       ["none", {}, "empty", null],
       ["str", { city: "Paris" }, "final", null],
       ["bad", null, null, "invalid_json"],
       ["arr", null, null, "not_object"],
     ]);
+    // The repair would invent the colon: a suggestion, never arguments.
+    expect(turn.toolCalls[2]?.error?.suggestion).toEqual({ city: "Paris" });
   });
 
   it("a repeated call id is ignored with a diagnostic", () => {
@@ -82,7 +84,8 @@ describe("ollama decoder", () => {
     const { turn } = decode([line({ tool_calls: [call("read", { path: "a" }, { id: "read" }, { index: 0 }), call("read", { path: "a" }, { id: "read" }, { index: 1 })] }), doneLine()]);
     expect(turn.toolCalls.map((c) => c.arguments)).toEqual([{ path: "a" }, { path: "a" }]);
     expect(turn.toolCalls[0]?.id).toBe("read");
-    expect(turn.toolCalls[1]?.id).toMatch(/^ollama_tw_/);
+    // One rule for every provider (issue 17): the turn mints `<sent>_tw<n>` and keeps the sent id.
+    expect(turn.toolCalls[1]).toMatchObject({ id: "read_tw2", providerId: "read", repairs: ["minted_id"] });
     expect(turn.diagnostics.find((d) => d.code === "call_id_duplicate")).toMatchObject({ callIndex: 1, data: { id: "read", minted: turn.toolCalls[1]?.id } });
   });
 

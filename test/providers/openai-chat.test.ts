@@ -378,15 +378,19 @@ describe("openai-chat decoder: finish_reason and the end of the stream", () => {
     expect(codes(turn)).toContain("finish_reason_missing");
   });
 
-  it("no finish_reason and no [DONE] is an incomplete stream and its calls are truncated", () => {
-    const { turn } = decode([c.role(), ...chatCall(0, "a", "f", ['{"a":1}'])]);
+  it("no finish_reason and no [DONE] is an incomplete stream; an unclosed call is truncated, a closed object is kept (issue 17)", () => {
+    const { turn } = decode([c.role(), ...chatCall(0, "a", "f", ['{"a":1'])]);
     expect(turn).toMatchObject({ status: "incomplete", finishReason: null });
     expect(turn.toolCalls[0]).toMatchObject({ complete: false, arguments: null, error: { code: "truncated", cause: "stream_ended" } });
     expect(codes(turn)).toContain("stream_ended_without_done");
+    const closed = decode([c.role(), ...chatCall(0, "a", "f", ['{"a":1}'])]).turn;
+    expect(closed).toMatchObject({ status: "incomplete", finishReason: null });
+    expect(closed.toolCalls[0]).toMatchObject({ complete: true, arguments: { a: 1 }, error: null });
+    expect(codes(closed)).toContain("call_closed_at_stream_end");
   });
 
   it("activity after the last finish_reason, then no [DONE], is incomplete", () => {
-    const { turn } = decode([c.role(), c.open(0, "a", "f"), c.finish("tool_calls"), c.args(0, '{"a":1}')]);
+    const { turn } = decode([c.role(), c.open(0, "a", "f"), c.finish("tool_calls"), c.args(0, '{"a":')]);
     expect(turn.status).toBe("incomplete");
     expect(turn.toolCalls[0]?.complete).toBe(false);
   });

@@ -200,11 +200,15 @@ describe("openai-responses decoder: terminal events and errors", () => {
     expect(nested.turn).toMatchObject({ status: "error", error: { type: "insufficient_quota", message: "Quota" } });
   });
 
-  it("a stream without a terminal event is incomplete and its open calls truncated", () => {
-    const { turn } = decode([r.created(), r.callAdded(0, "fc_1", "call_1", "f"), r.argsDelta(0, "fc_1", '{"a":1}')]);
+  it("a stream without a terminal event is incomplete and its open calls truncated; a closed object is kept (issue 17)", () => {
+    const { turn } = decode([r.created(), r.callAdded(0, "fc_1", "call_1", "f"), r.argsDelta(0, "fc_1", '{"a":1')]);
     expect(turn).toMatchObject({ status: "incomplete", finishReason: null });
     expect(turn.toolCalls[0]).toMatchObject({ complete: false, error: { code: "truncated", cause: "stream_ended" } });
     expect(codes(turn)).toContain("stream_ended_without_terminal_event");
+    const closed = decode([r.created(), r.callAdded(0, "fc_1", "call_1", "f"), r.argsDelta(0, "fc_1", '{"a":1}')]).turn;
+    expect(closed).toMatchObject({ status: "incomplete", finishReason: null });
+    expect(closed.toolCalls[0]).toMatchObject({ complete: true, arguments: { a: 1 }, error: null });
+    expect(codes(closed)).toContain("call_closed_at_stream_end");
   });
 
   it("unknown events, hosted tool items, unknown items and malformed payloads are diagnostics", () => {

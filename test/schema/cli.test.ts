@@ -18,6 +18,7 @@ beforeAll(() => {
     { name: "edit", input_schema: { type: "object", properties: { "a b": { type: "string" } }, anyOf: [{ required: ["a b"] }] } },
   ]);
   write("broken.json", "{ not json");
+  write("gemini.json", { tools: [{ functionDeclarations: [{ name: "find", parameters: { type: "object", properties: { q: { type: ["string", "null"] }, "a b": { const: 1 } } } }] }, { googleSearch: {} }] });
 });
 
 async function invoke(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -114,5 +115,18 @@ describe("toolwire schema", () => {
     expect(await main(["schema", "check", "keys.json", "--target", "bedrock"], ctx)).toBe(EXIT.findings);
     expect(await main(["schema", "check", "keys.json", "--target", "nope"], ctx)).toBe(EXIT.usage);
     expect(err).toContain("toolwire schema: unknown target 'nope'; valid targets:");
+  });
+
+  it("sanitize reads tool lists with the library's sanitizeTools: Gemini declarations and built-ins keep their shape", async () => {
+    const { code, out } = await invoke(["sanitize", "gemini.json", "--target", "gemini", "--json"]);
+    expect(code).toBe(EXIT.ok);
+    const report = JSON.parse(out) as { results: Array<{ name: string }>; document: { tools: Array<Record<string, unknown>> } };
+    expect(report.results.map((r) => r.name)).toEqual(["find"]);
+    expect(report.document.tools[1]).toEqual({ googleSearch: {} });
+    const params = (report.document.tools[0]!.functionDeclarations as Array<{ parameters: { properties: Record<string, unknown> } }>)[0]!.parameters;
+    expect(params.properties.q).toEqual({ type: "string", nullable: true });
+    expect(Object.keys(params.properties)).toEqual(["q", "a_b"]);
+    const checked = await invoke(["check", "gemini.json", "--target", "gemini", "--json"]);
+    expect((JSON.parse(checked.out) as { results: Array<{ name: string }> }).results.map((r) => r.name)).toEqual(["find"]);
   });
 });

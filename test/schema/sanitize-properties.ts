@@ -4,6 +4,7 @@ import { checkSchema } from "../../src/schema/check.js";
 import { compileSchema } from "../../src/schema/compile.js";
 import { stableStringify, type SchemaNode } from "../../src/schema/json-schema.js";
 import { carryToolArguments, restoreToolArguments, sanitizeSchema, targetSchemaAsJsonSchema } from "../../src/schema/sanitize.js";
+import { sanitizeTools } from "../../src/schema/tools.js";
 import { instanceArb, toolSchemaArb } from "./arbitraries.js";
 
 function deepFreeze<T>(value: T): T {
@@ -47,6 +48,48 @@ describe.each(targets)("sanitizeSchema(…, %s) on generated tool schemas", (tar
         expect(stableStringify(again.schema)).toBe(stableStringify(result.schema));
       }),
       { numRuns: RUNS, endOnFailure: true },
+    );
+  });
+
+  it("with rootCombinators 'keep': passes the target's check under the same option, idempotently, and keeps every valid instance valid", () => {
+    const options = { rootCombinators: "keep" } as const;
+    fc.assert(
+      fc.property(toolSchemaArb, fc.gen(), (schema, gen) => {
+        const result = sanitizeSchema(schema, target, options);
+        const remaining = checkSchema(result.schema, target, options).filter((p) => p.fixable || p.severity === "error");
+        expect(remaining, JSON.stringify(result.schema)).toEqual([]);
+        const again = sanitizeSchema(result.schema, target, options);
+        expect(again.changes).toEqual([]);
+        expect(stableStringify(again.schema)).toBe(stableStringify(result.schema));
+        const targetSchema = targetSchemaAsJsonSchema(result.schema, target);
+        for (const instance of validInstances(schema, gen, 6)) {
+          const carried = carryToolArguments(result, instance);
+          expect(valid(targetSchema, carried), `carried ${JSON.stringify(carried)} invalid under ${JSON.stringify(targetSchema)}`).toBe(true);
+        }
+      }),
+      { numRuns: Math.ceil(RUNS / 2), endOnFailure: true },
+    );
+  });
+
+  it("sanitizeTools puts exactly sanitizeSchema's output into every tool shape", () => {
+    fc.assert(
+      fc.property(toolSchemaArb, (schema) => {
+        const expected = stableStringify(sanitizeSchema(schema, target).schema);
+        const tools = [
+          { type: "function", function: { name: "t0", parameters: schema } },
+          { type: "function", name: "t1", parameters: schema },
+          { name: "t2", input_schema: schema },
+          { name: "t3", inputSchema: schema },
+          { toolSpec: { name: "t4", inputSchema: { json: schema } } },
+          { functionDeclarations: [{ name: "t5", parameters: schema }] },
+        ];
+        const result = sanitizeTools(tools, target);
+        expect(result.entries.map((e) => e.name)).toEqual(["t0", "t1", "t2", "t3", "t4", "t5"]);
+        for (const entry of result.entries) expect(stableStringify(entry.result.schema)).toBe(expected);
+        const again = sanitizeTools(result.tools, target);
+        expect(again.changes).toEqual([]);
+      }),
+      { numRuns: Math.ceil(RUNS / 4), endOnFailure: true },
     );
   });
 

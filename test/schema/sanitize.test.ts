@@ -165,9 +165,33 @@ describe("sanitizeSchema: anthropic / bedrock", () => {
     }
   });
 
-  it("leaves nullable anyOf unions alone (the claim that Anthropic rejects them is unverified)", () => {
+  it.each(["anthropic", "bedrock"])("%s: collapses nullable unions to the non-null branch without `nullable`, null kept in its type", (target) => {
+    const schema = {
+      type: "object",
+      properties: {
+        a: { anyOf: [{ type: "string", minLength: 1 }, { type: "null" }], description: "A name." },
+        b: { oneOf: [{ type: "null" }, { enum: ["x", "y"] }] },
+        c: { anyOf: [{ $ref: "#/$defs/item" }, { type: "null" }], default: null },
+        d: { anyOf: [{ type: "integer" }, { type: "string" }, { type: "null" }] },
+      },
+      $defs: { item: { type: "object", properties: { id: { type: "string" } } } },
+    };
+    const result = sanitizeSchema(schema, target);
+    const p = props(result);
+    expect(p.a).toEqual({ type: ["string", "null"], minLength: 1, description: "A name." });
+    expect(p.b).toEqual({ enum: ["x", "y", null] });
+    expect(p.c).toEqual({ type: ["object", "null"], properties: { id: { type: "string" } }, default: null });
+    // Two non-null branches: the null branch goes, null stays allowed by the first.
+    expect(p.d).toEqual({ anyOf: [{ type: ["integer", "null"] }, { type: "string" }] });
+    expect(JSON.stringify(result.schema)).not.toContain("nullable");
+    for (const value of [null, "n"]) expect(validateArguments(result.schema, { a: value }).valid).toBe(true);
+    expect(sanitizeSchema(result.schema, target).changes).toEqual([]);
+  });
+
+  it("other targets keep the null hint: Gemini marks `nullable: true`, OpenAI keeps the union", () => {
     const schema = { type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "null" }] } } };
-    expect(sanitizeSchema(schema, "anthropic").schema).toEqual(schema);
+    expect(props(sanitizeSchema(schema, "gemini")).a).toEqual({ type: "string", nullable: true });
+    expect(sanitizeSchema(schema, "openai").schema).toEqual(schema);
   });
 });
 
@@ -369,7 +393,7 @@ describe("sanitizeSchema: unions made from tuples", () => {
 });
 
 describe("sanitizeSchema: xai", () => {
-  it("moves enums with '/' and pattern/format into descriptions, keeping a property named 'pattern'", () => {
+  it("drops a whole enum with any '/' value (values into the description, type kept), and every pattern and format", () => {
     const schema = {
       type: "object",
       properties: {
@@ -385,9 +409,13 @@ describe("sanitizeSchema: xai", () => {
     expect(p.model).toEqual({ type: "string", description: "(one of: Qwen/Qwen3.5-0.8B, meta-llama/Llama-3)" });
     expect(p.size!.enum).toEqual(["small", "large"]);
     expect(p.pattern).toEqual({ type: "string", description: "Glob to match." });
-    expect(p.date).toEqual({ type: "string", format: "date" });
-    expect(p.url).toEqual({ type: "string", description: "(must match the regular expression ^https://) (format: uri)" });
+    // xAI's /responses answers 400 on any format, even date-time (hermes-agent#27197).
+    expect(p.date).toEqual({ type: "string", description: "(format: date)" });
+    expect(p.url).toEqual({ type: "string", description: "(must match the regular expression ^https://; format: uri)" });
     expect(result.schema.additionalProperties).toBe(true);
+    const untyped = sanitizeSchema({ type: "object", properties: { m: { enum: ["a/b", "c"], description: "Model." } } }, "xai");
+    expect(props(untyped).m).toEqual({ type: "string", description: "Model. (one of: a/b, c)" });
+    expect(checkSchema(result.schema, "xai")).toEqual([]);
   });
 });
 
@@ -406,6 +434,24 @@ describe("sanitizeSchema: llamacpp (also Ollama, LM Studio)", () => {
     const result = sanitizeSchema(schema, "llamacpp");
     expect(props(result).id).toEqual({ type: "string", ...expected });
     expect(checkSchema(result.schema, "llamacpp")).toEqual([]);
+  });
+
+  it("sends `type: [T, \"null\"]` as an anyOf of single types, the form every converter version turns into a union rule", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        name: { type: ["string", "null"], maxLength: 20, description: "Name." },
+        size: { type: ["integer", "string", "null"], minimum: 0 },
+        one: { type: ["string"] },
+      },
+    };
+    const result = sanitizeSchema(schema, "llamacpp");
+    const p = props(result);
+    expect(p.name).toEqual({ description: "Name.", anyOf: [{ type: "string", maxLength: 20 }, { type: "null" }] });
+    expect(p.size).toEqual({ anyOf: [{ type: "integer", minimum: 0 }, { type: "string" }, { type: "null" }] });
+    expect(p.one).toEqual({ type: ["string"] });
+    expect(checkSchema(result.schema, "llamacpp")).toEqual([]);
+    for (const value of [null, "x"]) expect(validateArguments(result.schema, { name: value }).valid).toBe(true);
   });
 
   it("keeps formats the grammar knows and describes the others; inlines refs", () => {
@@ -571,5 +617,51 @@ describe("sanitizeSchema: draft-07 input", () => {
     expect(props(result).point).toMatchObject({ items: { type: "number" } });
     expect(checkSchema(result.schema, "openai-strict")).toEqual([]);
     roundTrip(schema, "openai-strict", { start: 1, end: 2, point: [1, 2] });
+  });
+});
+
+describe("sanitizeSchema: conditional requirements per mode", () => {
+  it("writes one REQUIRED PARAMETERS summary per mode on the root besides the per-field hints", () => {
+    for (const target of SCHEMA_TARGETS) {
+      const result = sanitizeSchema(PATCH, target);
+      expect(result.schema.description, target).toContain("REQUIRED PARAMETERS: mode='replace' → path, old_string, new_string; mode='patch' → patch.");
+      expect(sanitizeSchema(result.schema, target).changes, target).toEqual([]);
+    }
+    const conditional = {
+      type: "object",
+      properties: { mode: { enum: ["a", "b"] }, x: { type: "string" }, y: { type: "string" } },
+      required: ["mode"],
+      allOf: [
+        { if: { properties: { mode: { const: "a" } } }, then: { required: ["x", "y"] } },
+        { if: { properties: { mode: { const: "b" } } }, then: { required: ["y"] } },
+      ],
+    };
+    expect(sanitizeSchema(conditional, "anthropic").schema.description).toBe("REQUIRED PARAMETERS: mode='a' → x, y; mode='b' → y.");
+  });
+
+  it("keeps top-level anyOf/oneOf on request where the target takes them: as they are (openai), as whole objects (llamacpp)", () => {
+    const kept = sanitizeSchema(PATCH, "openai", { rootCombinators: "keep" });
+    // The branches stay (their required keys get declared, unconstrained, as everywhere).
+    expect(kept.schema.oneOf).toMatchObject(PATCH.oneOf);
+    expect(kept.schema.description).toBeUndefined();
+    expect(kept.problems).toEqual([]);
+    expect(sanitizeSchema(kept.schema, "openai", { rootCombinators: "keep" }).changes).toEqual([]);
+
+    const grammar = sanitizeSchema(PATCH, "llamacpp", { rootCombinators: "keep" });
+    const branches = grammar.schema.oneOf as SchemaNode[];
+    expect(branches).toHaveLength(2);
+    expect(branches[0]).toMatchObject({ type: "object", required: ["mode", "path", "old_string", "new_string"] });
+    expect((branches[0]!.properties as Record<string, SchemaNode>).mode).toMatchObject({ const: "replace" });
+    expect(Object.keys(branches[1]!.properties as object)).toEqual(Object.keys(PATCH.properties));
+    expect(checkSchema(grammar.schema, "llamacpp", { rootCombinators: "keep" }).filter((p) => p.severity === "error")).toEqual([]);
+    expect(sanitizeSchema(grammar.schema, "llamacpp", { rootCombinators: "keep" }).changes).toEqual([]);
+    // Same meaning: what the original accepts and rejects, the kept schema does too.
+    for (const args of [{ mode: "replace", path: "a", old_string: "x", new_string: "y" }, { mode: "patch", patch: "p" }, { mode: "replace", path: "a" }, { mode: "patch" }]) {
+      expect(isValid(grammar.schema, args), JSON.stringify(args)).toBe(isValid(PATCH, args));
+    }
+
+    const anthropic = sanitizeSchema(PATCH, "anthropic", { rootCombinators: "keep" });
+    expect(anthropic.schema.oneOf).toBeUndefined();
+    expect(anthropic.changes[0]!.message).toContain('rootCombinators "keep" does not apply: Anthropic rejects top-level anyOf/oneOf');
   });
 });

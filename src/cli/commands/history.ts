@@ -34,7 +34,8 @@ signatures, …), or repairs it. The file holds the list of messages, or a reque
 
 Exit codes: 0 no fault (check) or fully repaired (repair); 1 faults found (check) or left in
 place by the policy (repair); 2 usage error (unknown subcommand, flag, format, rule or policy);
-3 unreadable file, invalid JSON, or no message list in the file.`;
+3 unreadable file, invalid JSON, no message list in the file, or a history nested deeper than
+toolwire accepts (too_deep).`;
 
 const LIST_KEYS: Record<HistoryFormat, string> = {
   anthropic: "messages",

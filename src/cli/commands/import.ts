@@ -12,7 +12,7 @@ export const summary = "convert a recorded stream (SSE, cassette, httprr, event 
 export const usage = `Usage: toolwire import <file> [--provider P] [--out FILE]
 
 Reads one recorded provider stream in any supported container and writes it as toolwire
-NDJSON records (DESIGN.md, "recorded stream files"), one stream per recorded response.
+NDJSON records (docs/design.md, "recorded stream files"), one stream per recorded response.
 
 Containers: ${IMPORT_FORMATS_HELP}.
 

@@ -4,6 +4,8 @@ import { checkSchema, type SchemaProblem } from "../../schema/check.js";
 import { isPlainObject } from "../../schema/json-schema.js";
 import { sanitizeSchema, type SanitizeResult } from "../../schema/sanitize.js";
 import { findTarget, SCHEMA_TARGETS, TARGETS } from "../../schema/targets/index.js";
+import { detectToolShape } from "../../schema/tool-shape.js";
+import { checkTools, sanitizeTools } from "../../schema/tools.js";
 import { CliError, EXIT, type CliContext, type CommandRunner } from "../context.js";
 import { readError } from "../input.js";
 
@@ -13,7 +15,7 @@ export const usage = `Usage: toolwire schema check <schema.json> --target T [--j
        toolwire schema sanitize <schema.json> --target T [--json]
 
 The file holds a parameter schema, a tool definition (OpenAI, Responses, Anthropic, MCP,
-Bedrock toolSpec) or a list of them (also {"tools": [...]}).
+Bedrock toolSpec, Gemini functionDeclarations) or a list of them (also {"tools": [...]}).
 
   check      list what the target would reject or mishandle; exit 1 when anything is found
   sanitize   print the file with each schema rewritten for the target (changes on stderr);
@@ -22,7 +24,8 @@ Bedrock toolSpec) or a list of them (also {"tools": [...]}).
 Targets: ${SCHEMA_TARGETS.join(", ")}
 Aliases: ${SCHEMA_TARGETS.flatMap((t) => TARGETS[t].aliases.map((a) => `${a} → ${t}`)).join(", ")}
 
-Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable or invalid input.
+Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable or invalid input (also a schema nested
+deeper than toolwire accepts: too_deep).
 `;
 
 interface Args {
@@ -60,6 +63,14 @@ interface Located {
   name: string | null;
   schema: unknown;
   replace(schema: unknown): unknown;
+}
+
+/** Tool definitions in the document (the library's sanitizeTools/checkTools read them), or null. */
+function toolList(doc: unknown): { tools: unknown[]; wrap(tools: unknown[]): unknown } | null {
+  const list = Array.isArray(doc) ? doc : isPlainObject(doc) && Array.isArray(doc.tools) ? doc.tools : detectToolShape(doc) !== null ? [doc] : null;
+  if (list === null || !list.some((tool) => detectToolShape(tool) !== null) || !list.every(isPlainObject)) return null;
+  const wrap = (tools: unknown[]) => (Array.isArray(doc) ? tools : isPlainObject(doc) && Array.isArray(doc.tools) ? { ...doc, tools } : tools[0]);
+  return { tools: list, wrap };
 }
 
 function locate(doc: unknown): { items: Located[]; rebuild(items: unknown[]): unknown } {
@@ -121,11 +132,15 @@ export const run: CommandRunner = async (argv, ctx) => {
   const args = parseArgs(argv);
   const target = findTarget(args.target)!;
   const doc = await readDocument(args.file, ctx);
-  const { items, rebuild } = locate(doc);
+  const list = toolList(doc);
+  const checked = list ? checkTools(list.tools, target.name) : null;
+  const { items, rebuild } = checked
+    ? { items: checked.map((t): Located => ({ name: t.name, schema: null, replace: (s) => s })), rebuild: (schemas: unknown[]) => schemas }
+    : locate(doc);
   const label = (item: Located, i: number) => (item.name ?? (items.length > 1 ? `#${i}` : args.file));
 
   if (args.action === "check") {
-    const results = items.map((item) => ({ name: item.name, problems: checkSchema(item.schema, target.name) }));
+    const results = checked ? checked.map((t) => ({ name: t.name, problems: t.problems })) : items.map((item) => ({ name: item.name, problems: checkSchema(item.schema, target.name) }));
     const total = results.reduce((n, r) => n + r.problems.length, 0);
     if (args.json) {
       ctx.out(JSON.stringify({ target: target.name, file: args.file, problems: total, results }) + "\n");
@@ -138,7 +153,9 @@ export const run: CommandRunner = async (argv, ctx) => {
     return total > 0 ? EXIT.findings : EXIT.ok;
   }
 
-  const results: SanitizeResult[] = items.map((item) => sanitizeSchema(item.schema, target.name));
+  const sanitized = list ? sanitizeTools(list.tools, target.name) : null;
+  const results: SanitizeResult[] = sanitized ? sanitized.entries.map((e) => e.result) : items.map((item) => sanitizeSchema(item.schema, target.name));
+  const document = sanitized && list ? list.wrap(sanitized.tools) : rebuild(results.map((r) => r.schema));
   const remaining = results.reduce((n, r) => n + r.problems.filter((p) => p.severity === "error").length, 0);
   if (args.json) {
     ctx.out(
@@ -146,11 +163,11 @@ export const run: CommandRunner = async (argv, ctx) => {
         target: target.name,
         file: args.file,
         results: results.map((r, i) => ({ name: items[i]!.name, schema: r.schema, changes: r.changes, problems: r.problems, argumentMap: r.argumentMap })),
-        document: rebuild(results.map((r) => r.schema)),
+        document,
       }) + "\n",
     );
   } else {
-    ctx.out(JSON.stringify(rebuild(results.map((r) => r.schema)), null, 2) + "\n");
+    ctx.out(JSON.stringify(document, null, 2) + "\n");
     results.forEach((r, i) => {
       const name = label(items[i]!, i);
       if (r.changes.length === 0) ctx.err(`${name}: unchanged for ${target.name}\n`);

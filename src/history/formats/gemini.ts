@@ -23,18 +23,20 @@ import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type Encoded
 /** Marks a response object that had neither an `output` nor an `error` wrapper. */
 const BARE_RESPONSE = "toolwireBareResponse";
 
-interface OpenCall {
-  message: number;
-  call: ToolCallPart;
-}
+/**
+ * Id-less calls not yet answered, by name: groups of one message each, latest last, each read
+ * from `head`. Taking a call is amortized O(1) (a scan of every open call per response would make
+ * long histories quadratic).
+ */
+type OpenCalls = Map<string, Array<{ message: number; calls: ToolCallPart[]; head: number }>>;
 
 /** Gemini `contents` → neutral messages, one to one. */
 export function fromGemini(contents: readonly unknown[]): Message[] {
-  const open: OpenCall[] = [];
+  const open: OpenCalls = new Map();
   return contents.map((value, index) => readContent(value, index, open));
 }
 
-function readContent(value: unknown, index: number, open: OpenCall[]): Message {
+function readContent(value: unknown, index: number, open: OpenCalls): Message {
   if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
   const { role, parts } = value;
   if (role !== "user" && role !== "model" && role !== "function") {
@@ -49,7 +51,7 @@ function readContent(value: unknown, index: number, open: OpenCall[]): Message {
   };
 }
 
-function readPart(part: unknown, message: number, index: number, open: OpenCall[]): Part {
+function readPart(part: unknown, message: number, index: number, open: OpenCalls): Part {
   if (!isRecord(part)) return { type: "opaque", format: "gemini", value: clone(part) };
   const signature = typeof part.thoughtSignature === "string" ? part.thoughtSignature : undefined;
   if (typeof part.text === "string" && part.thought === true) {
@@ -71,7 +73,13 @@ function readPart(part: unknown, message: number, index: number, open: OpenCall[
       ...(signature !== undefined ? { signature } : {}),
       ...(hasId ? {} : { syntheticId: true as const }),
     };
-    if (!hasId) open.push({ message, call: out });
+    if (!hasId) {
+      const groups = open.get(call.name) ?? [];
+      const last = groups[groups.length - 1];
+      if (last && last.message === message) last.calls.push(out);
+      else groups.push({ message, calls: [out], head: 0 });
+      open.set(call.name, groups);
+    }
     const native = leftovers(part, ["functionCall", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
     return native ? { ...out, native } : out;
   }
@@ -80,7 +88,7 @@ function readPart(part: unknown, message: number, index: number, open: OpenCall[
   return { type: "opaque", format: "gemini", value: clone(part) };
 }
 
-function readResponse(part: Record<string, unknown>, response: Record<string, unknown>, name: string, message: number, index: number, open: OpenCall[]): ToolResultPart {
+function readResponse(part: Record<string, unknown>, response: Record<string, unknown>, name: string, message: number, index: number, open: OpenCalls): ToolResultPart {
   let callId: string;
   let synthetic = false;
   if (typeof response.id === "string") callId = response.id;
@@ -105,16 +113,13 @@ function readResponse(part: Record<string, unknown>, response: Record<string, un
 }
 
 /** The nearest earlier unanswered id-less call named `name`; the first such call in its message. */
-function takeOpenCall(open: OpenCall[], name: string): string | null {
-  let best = -1;
-  for (let i = 0; i < open.length; i++) {
-    const entry = open[i] as OpenCall;
-    if (entry.call.name !== name) continue;
-    if (best === -1 || entry.message > (open[best] as OpenCall).message) best = i;
-  }
-  if (best === -1) return null;
-  const [entry] = open.splice(best, 1);
-  return (entry as OpenCall).call.id;
+function takeOpenCall(open: OpenCalls, name: string): string | null {
+  const groups = open.get(name);
+  const group = groups?.[groups.length - 1];
+  if (!groups || !group) return null;
+  const call = group.calls[group.head++] as ToolCallPart;
+  if (group.head === group.calls.length) groups.pop();
+  return call.id;
 }
 
 /**

@@ -67,11 +67,17 @@ class Notes {
   private fieldConditions = new Map<string, string[]>();
   private fieldSentences = new Map<string, string[]>();
   private nodeSentences: string[] = [];
+  /** Per mode (`mode='replace'`), every field it requires: the node's "REQUIRED PARAMETERS" summary. */
+  private modes = new Map<string, string[]>();
 
   requireWhen(field: string, condition: string): void {
     const list = this.fieldConditions.get(field) ?? [];
     if (!list.includes(condition)) list.push(condition);
     this.fieldConditions.set(field, list);
+    const mode = condition.startsWith("when ") ? condition.slice(5) : condition;
+    const fields = this.modes.get(mode) ?? [];
+    if (!fields.includes(field)) fields.push(field);
+    this.modes.set(mode, fields);
   }
 
   fieldNote(field: string, sentence: string): void {
@@ -86,6 +92,12 @@ class Notes {
 
   get empty(): boolean {
     return this.fieldConditions.size === 0 && this.fieldSentences.size === 0 && this.nodeSentences.length === 0;
+  }
+
+  /** "REQUIRED PARAMETERS: mode='replace' → path, old_string, new_string; mode='patch' → patch." */
+  private summary(): string | null {
+    if (this.modes.size === 0) return null;
+    return `REQUIRED PARAMETERS: ${[...this.modes].map(([mode, fields]) => `${mode} → ${fields.join(", ")}`).join("; ")}.`;
   }
 
   writeInto(node: SchemaNode): SchemaNode {
@@ -103,7 +115,9 @@ class Notes {
     }
     let out: SchemaNode = { ...node };
     if (this.fieldConditions.size > 0 || this.fieldSentences.size > 0) out.properties = properties;
-    if (this.nodeSentences.length > 0) out = suffixDescription(out, this.nodeSentences.join(" "));
+    const summary = this.summary();
+    const sentences = summary === null ? this.nodeSentences : [summary, ...this.nodeSentences];
+    if (sentences.length > 0) out = suffixDescription(out, sentences.join(" "));
     return out;
   }
 }
@@ -390,46 +404,118 @@ export const conditionals: Rule = {
 };
 
 const ROOT_COMBINATORS = ["anyOf", "oneOf", "allOf", "enum", "not"] as const;
+type RootCombinator = (typeof ROOT_COMBINATORS)[number];
 
 /**
  * Top-level `anyOf`/`oneOf`/`allOf`/`enum`/`not`: rejected by Anthropic ("input_schema does not
  * support oneOf, allOf, or anyOf at the top level"), the Codex backend, OpenAI strict, Fireworks
  * and Kimi (`type` beside `anyOf` at the root). The root becomes one plain object.
  */
-export const hoistRootCombinators: Rule = {
-  id: "top-level-combinators",
+export const hoistRootCombinators: Rule = rootCombinatorsRule(ROOT_COMBINATORS);
+
+/** The same rule leaving top-level `anyOf`/`oneOf` alone (SanitizeOptions.rootCombinators "keep"). */
+export const hoistRootCombinatorsButUnions: Rule = rootCombinatorsRule(["allOf", "enum", "not"]);
+
+function rootCombinatorsRule(handled: readonly RootCombinator[]): Rule {
+  return {
+    id: "top-level-combinators",
+    severity: "error",
+    rows: [{ row: "topCombinators", cell: "flattened (REQUIRED per field, per-mode summary on the root)" }],
+    detect(root) {
+      const found = handled.filter((k) => k in root);
+      return found.length > 0 ? [{ path: "#", message: `top-level ${found.map((k) => `\`${k}\``).join(", ")}` }] : [];
+    },
+    apply(root, ctx) {
+      const found = handled.filter((k) => k in root);
+      if (found.length === 0) return root;
+      const notes = new Notes();
+      let out: SchemaNode = { ...root };
+      if (handled.includes("allOf") && Array.isArray(out.allOf)) {
+        const members = out.allOf;
+        delete out.allOf;
+        for (const member of members) {
+          if (isPureConditional(member)) {
+            flattenConditional({ ...(member as SchemaNode), required: out.required }, notes);
+            continue;
+          }
+          const resolved = resolveLocal(member, root);
+          if (resolved) out = mergeInto(out, resolved, notes).node;
+        }
+      }
+      for (const keyword of ["anyOf", "oneOf"] as const) {
+        if (handled.includes(keyword) && Array.isArray(out[keyword])) out = flattenBranches(out, keyword, root, notes);
+      }
+      if (handled.includes("enum") && "enum" in out) delete out.enum;
+      if (handled.includes("not") && "not" in out) out = flattenNot(out, notes);
+      ctx.change("#", `flattened top-level ${found.join(", ")} into the root object`);
+      return notes.empty ? out : notes.writeInto(out);
+    },
+  };
+}
+
+/**
+ * Kept top-level `anyOf`/`oneOf` branches made whole objects: each branch gets the root's
+ * properties (its own pins merged in) and required fields. llama.cpp's converter reads `anyOf`
+ * before anything else and ignores the keywords beside it, so a branch that only pins `mode` and
+ * lists `required` would otherwise become an object with just `mode`.
+ */
+export const wholeRootBranches: Rule = {
+  id: "whole-root-branches",
   severity: "error",
-  rows: [{ row: "topCombinators", cell: "flattened → description" }],
+  rows: [],
   detect(root) {
-    const found = ROOT_COMBINATORS.filter((k) => k in root);
-    return found.length > 0 ? [{ path: "#", message: `top-level ${found.map((k) => `\`${k}\``).join(", ")}` }] : [];
+    const findings: Finding[] = [];
+    for (const keyword of ["anyOf", "oneOf"] as const) {
+      const branches = root[keyword];
+      if (!Array.isArray(branches)) continue;
+      branches.forEach((branch, i) => {
+        if (!isWholeBranch(root, branch)) findings.push({ path: `#/${keyword}/${i}`, message: "top-level branch without the root's properties (the converter ignores keywords beside anyOf)" });
+      });
+    }
+    return findings;
   },
   apply(root, ctx) {
-    const found = ROOT_COMBINATORS.filter((k) => k in root);
-    if (found.length === 0) return root;
-    const notes = new Notes();
-    let out: SchemaNode = { ...root };
-    if (Array.isArray(out.allOf)) {
-      const members = out.allOf;
-      delete out.allOf;
-      for (const member of members) {
-        if (isPureConditional(member)) {
-          flattenConditional({ ...(member as SchemaNode), required: out.required }, notes);
-          continue;
-        }
-        const resolved = resolveLocal(member, root);
-        if (resolved) out = mergeInto(out, resolved, notes).node;
-      }
-    }
+    let out = root;
     for (const keyword of ["anyOf", "oneOf"] as const) {
-      if (Array.isArray(out[keyword])) out = flattenBranches(out, keyword, root, notes);
+      const branches = out[keyword];
+      if (!Array.isArray(branches) || branches.every((b) => isWholeBranch(out, b))) continue;
+      out = { ...out, [keyword]: branches.map((b) => (isWholeBranch(out, b) ? b : wholeBranch(out, b))) };
+      ctx.change("#", `top-level \`${keyword}\` branches completed with the root's properties and required fields`);
     }
-    if ("enum" in out) delete out.enum;
-    if ("not" in out) out = flattenNot(out, notes);
-    ctx.change("#", `flattened top-level ${found.join(", ")} into the root object`);
-    return notes.empty ? out : notes.writeInto(out);
+    return out;
   },
 };
+
+function rootBase(root: SchemaNode): SchemaNode {
+  const base: SchemaNode = {};
+  for (const key of ["type", "properties", "required", "additionalProperties"]) if (key in root) base[key] = root[key];
+  return base;
+}
+
+function wholeBranch(root: SchemaNode, branch: unknown): unknown {
+  const resolved = resolveLocal(branch, root);
+  if (!resolved) return branch;
+  const out: SchemaNode = { ...rootBase(root), ...resolved };
+  const properties: Record<string, unknown> = isPlainObject(root.properties) ? { ...root.properties } : {};
+  if (isPlainObject(resolved.properties)) {
+    for (const [name, sub] of Object.entries(resolved.properties)) {
+      const base = properties[name];
+      setOwn(properties, name, isSchemaNode(base) && isSchemaNode(sub) ? { ...base, ...sub } : sub);
+    }
+  }
+  out.properties = properties;
+  out.required = [...new Set([...requiredOf(root), ...requiredOf(resolved)])];
+  if (!("type" in resolved)) out.type = "object";
+  return out;
+}
+
+function isWholeBranch(root: SchemaNode, branch: unknown): boolean {
+  if (!isSchemaNode(branch) || !isPlainObject(branch.properties)) return false;
+  const props = branch.properties;
+  const rootProps = isPlainObject(root.properties) ? Object.keys(root.properties) : [];
+  const required = requiredOf(branch);
+  return "type" in branch && rootProps.every((k) => Object.prototype.hasOwnProperty.call(props, k)) && requiredOf(root).every((k) => required.includes(k));
+}
 
 export const oneOfToAnyOf: Rule = nodeRule({
   id: "oneof-to-anyof",

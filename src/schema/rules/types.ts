@@ -1,11 +1,14 @@
 import {
   declaredTypes,
+  getAtPointer,
   isSchemaNode,
   jsonTypeOf,
   visitNodes,
   type JsonType,
+  type Schema,
   type SchemaNode,
 } from "../json-schema.js";
+import { compileDerived } from "../compile.js";
 import { transformWithMap } from "../value-map.js";
 import { moveToDescription, nodeRule, type Finding, type Rule } from "./rule.js";
 
@@ -71,11 +74,11 @@ function distribute(node: SchemaNode, types: JsonType[]): { branches: SchemaNode
  * `type` arrays. Gemini takes one type (with OpenAPI's `nullable`); Anthropic strict asks for
  * unions as `anyOf`. Type-specific keywords move into the branch of their type.
  */
-export function typeArrays(mode: "nullable" | "anyOf"): Rule {
+export function typeArrays(mode: "nullable" | "anyOf", cell?: string): Rule {
   return nodeRule({
     id: mode === "nullable" ? "type-arrays-nullable" : "type-arrays-anyof",
     severity: "error",
-    rows: [{ row: "typeArray", cell: mode === "nullable" ? "one type + `nullable` / `anyOf`" : "→ `anyOf`" }],
+    rows: [{ row: "typeArray", cell: cell ?? (mode === "nullable" ? "one type + `nullable` / `anyOf`" : "→ `anyOf`") }],
     match(node) {
       if (!Array.isArray(node.type)) return null;
       if (mode === "anyOf" && node.type.length < 2) return null;
@@ -107,8 +110,59 @@ export function typeArrays(mode: "nullable" | "anyOf"): Rule {
   });
 }
 
-function isNullBranch(branch: unknown): boolean {
-  return isSchemaNode(branch) && branch.type === "null" && Object.keys(branch).every((k) => k === "type" || k === "description" || k === "title");
+const NULL_BRANCH_METADATA = new Set(["type", "const", "enum", "description", "title", "$comment"]);
+
+/** A union branch that admits only null: `{type: "null"}`, `{type: ["null"]}`, `{const: null}`, `{enum: [null]}`. */
+export function isNullBranch(branch: unknown): boolean {
+  if (!isSchemaNode(branch) || !Object.keys(branch).every((k) => NULL_BRANCH_METADATA.has(k))) return false;
+  if ("type" in branch) {
+    const types = declaredTypes(branch);
+    if (types === null || types.length === 0 || !types.every((t) => t === "null")) return false;
+  }
+  if ("const" in branch && branch.const !== null) return false;
+  if ("enum" in branch && !(Array.isArray(branch.enum) && branch.enum.length > 0 && branch.enum.every((v) => v === null))) return false;
+  return "type" in branch || "const" in branch || "enum" in branch;
+}
+
+function unionWithNull(node: SchemaNode): "anyOf" | "oneOf" | null {
+  for (const keyword of ["anyOf", "oneOf"] as const) {
+    const branches = node[keyword];
+    if (Array.isArray(branches) && branches.some(isNullBranch)) return keyword;
+  }
+  return null;
+}
+
+/** Keys of the union node carried onto the branch it collapses to (the branch's own win otherwise). */
+const CARRIED = ["title", "description", "default", "examples", "example", "$comment"];
+
+function collapseNullable(node: SchemaNode, keyword: "anyOf" | "oneOf", mark: "nullable" | "description", change: (message: string) => void): SchemaNode {
+  const branches = node[keyword] as unknown[];
+  const nonNull = branches.filter((b) => !isNullBranch(b));
+  const rest: SchemaNode = { ...node };
+  delete rest[keyword];
+  const marked = (out: SchemaNode): SchemaNode => {
+    if (mark === "nullable") return { ...out, nullable: true };
+    const note = "(may be null)";
+    const current = typeof out.description === "string" ? out.description.trim() : "";
+    return current.includes(note) ? out : { ...out, description: current === "" ? note : `${current} ${note}` };
+  };
+  if (nonNull.length === 0) {
+    change("null-only union → `type: null`");
+    return { ...rest, type: "null" };
+  }
+  if (nonNull.length === 1 && isSchemaNode(nonNull[0])) {
+    const branch = nonNull[0];
+    const out: SchemaNode = { ...branch };
+    for (const [key, value] of Object.entries(rest)) {
+      // A default beside a $ref is rejected by some validators (Fireworks); it stays off the ref.
+      if (key === "default" && "$ref" in branch) continue;
+      if (CARRIED.includes(key) || !(key in out)) out[key] = value;
+    }
+    change(mark === "nullable" ? "nullable union collapsed to its non-null branch + `nullable: true`" : "nullable union collapsed to its non-null branch (null noted in the description)");
+    return marked(out);
+  }
+  change(mark === "nullable" ? "null branch replaced by `nullable: true`" : "null branch dropped (null noted in the description)");
+  return marked({ ...rest, [keyword]: nonNull });
 }
 
 /** Gemini: `anyOf: [T, {type: "null"}]` → T with `nullable: true`, metadata carried over. */
@@ -120,20 +174,103 @@ export const nullableUnions: Rule = nodeRule({
     return Array.isArray(node.anyOf) && node.anyOf.some(isNullBranch) ? "union with a `null` branch" : null;
   },
   fix(node, _p, _v, _r, change) {
-    const branches = node.anyOf as unknown[];
-    const nonNull = branches.filter((b) => !isNullBranch(b));
-    const rest: SchemaNode = { ...node };
-    delete rest.anyOf;
-    if (nonNull.length === 0) {
-      change("null-only union → `type: null`");
-      return { ...rest, type: "null" };
+    return collapseNullable(node, "anyOf", "nullable", change);
+  },
+});
+
+const ANNOTATIONS = new Set(["title", "description", "default", "examples", "example", "$comment", "deprecated", "readOnly", "writeOnly"]);
+
+/**
+ * `branch` widened to also accept null, without a union: "null" added to its `type` list (and to
+ * its `enum`; a `const` becomes a two-value enum), recursively into `anyOf`/`allOf` members. Null
+ * when that cannot be said exactly (a `not` that forbids null, a ref that does not resolve).
+ */
+function admitNull(branch: unknown, root: SchemaNode, depth = 0): SchemaNode | null {
+  if (branch === true) return {};
+  if (!isSchemaNode(branch) || depth > 16) return null;
+  let node: SchemaNode = { ...branch };
+  if (typeof node.$ref === "string") {
+    // One level inlined; refs inside the copy still point at the kept definitions, so even a
+    // recursive definition is described exactly.
+    const target = node.$ref.startsWith("#") ? getAtPointer(root, node.$ref) : undefined;
+    if (!isSchemaNode(target)) return null;
+    const siblings = { ...node };
+    delete siblings.$ref;
+    node = { ...target, ...siblings };
+  }
+  if ("not" in node && !notAdmitsNull(node.not, root)) return null;
+  const constrains = Object.keys(node).some((k) => !ANNOTATIONS.has(k));
+  if (!constrains) return node;
+  if ("const" in node) {
+    node.enum = [node.const];
+    delete node.const;
+  }
+  if (Array.isArray(node.enum) && !node.enum.includes(null)) node.enum = [...node.enum, null];
+  if ("type" in node) {
+    const types = declaredTypes(node) ?? [];
+    if (!types.includes("null")) node.type = [...types, "null"];
+  }
+  for (const keyword of ["anyOf", "oneOf"] as const) {
+    const branches = node[keyword];
+    if (!Array.isArray(branches) || branches.some(isNullBranch)) continue;
+    // One branch taking null is enough for anyOf, and the only way oneOf stays satisfiable.
+    const first = admitNull(branches[0], root, depth + 1);
+    if (first === null) return null;
+    node[keyword] = [first, ...branches.slice(1)];
+  }
+  if (Array.isArray(node.allOf)) {
+    const members: SchemaNode[] = [];
+    for (const member of node.allOf) {
+      const widened = admitNull(member, root, depth + 1);
+      if (widened === null) return null;
+      members.push(widened);
     }
-    if (nonNull.length === 1 && isSchemaNode(nonNull[0])) {
-      change("nullable union collapsed to its non-null branch + `nullable: true`");
-      return { ...nonNull[0], ...rest, nullable: true };
+    node.allOf = members;
+  }
+  return node;
+}
+
+/** Whether `not: schema` lets null through (the negated schema rejects null). */
+function notAdmitsNull(schema: unknown, root: SchemaNode): boolean {
+  try {
+    return compileDerived(root, schema as Schema)(null) === false;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Anthropic: nullable unions (`anyOf`/`oneOf` with a null branch) collapse to the non-null
+ * branch, with no `nullable` keyword (Anthropic does not know it). Null stays allowed through the
+ * branch's own `type` list (`anyOf: [{type: "string"}, {type: "null"}]` → `type: ["string",
+ * "null"]`); where that cannot be said exactly (a recursive `$ref`, `not`), "(may be null)" in the
+ * description tells the model, and local validation with the original schema still accepts null.
+ */
+export const nullBranchesDropped: Rule = nodeRule({
+  id: "null-branches-dropped",
+  severity: "warning",
+  rows: [{ row: "nullableUnion", cell: "the non-null branch, null kept in its `type` list (no `nullable`)" }],
+  match(node) {
+    const keyword = unionWithNull(node);
+    return keyword ? `\`${keyword}\` with a \`null\` branch` : null;
+  },
+  fix(node, _p, _v, root, change) {
+    const keyword = unionWithNull(node)!;
+    const nonNull = (node[keyword] as unknown[]).filter((b) => !isNullBranch(b));
+    const widened = nonNull.length > 0 ? admitNull(nonNull[0], root) : null;
+    if (widened !== null) {
+      const rest: SchemaNode = { ...node };
+      delete rest[keyword];
+      if (nonNull.length > 1) {
+        change("null branch dropped; null kept in the first branch's `type`");
+        return { ...rest, [keyword]: [widened, ...nonNull.slice(1)] };
+      }
+      const out: SchemaNode = { ...widened };
+      for (const [key, value] of Object.entries(rest)) if (ANNOTATIONS.has(key) || !(key in out)) out[key] = value;
+      change("nullable union collapsed to its non-null branch, null kept in its `type`");
+      return out;
     }
-    change("null branch replaced by `nullable: true`");
-    return { ...rest, anyOf: nonNull, nullable: true };
+    return collapseNullable(node, keyword, "description", change);
   },
 });
 
@@ -251,17 +388,23 @@ function enumWithSlash(node: SchemaNode): boolean {
   return Array.isArray(node.enum) && node.enum.some((v) => typeof v === "string" && v.includes("/"));
 }
 
-/** xAI fails with "Invalid arguments passed to the model" on enum strings containing `/` (e.g. `Qwen/Qwen3-8B`). */
+/**
+ * xAI fails with "Invalid arguments passed to the model" on enum strings containing `/` (e.g.
+ * `Qwen/Qwen3-8B`): the whole enum is dropped, its values listed in the description, and the
+ * type the values had is kept (added when the node had none).
+ */
 export const slashEnum: Rule = nodeRule({
   id: "slash-enum",
   severity: "error",
-  rows: [{ row: "slashEnum", cell: "enum → description" }],
+  rows: [{ row: "slashEnum", cell: "whole enum dropped, values → description, type kept" }],
   match(node) {
     return enumWithSlash(node) ? "enum value containing `/`" : null;
   },
   fix(node, _p, _v, _r, change) {
+    const type = "type" in node || "$ref" in node ? null : inferType(node);
     change("enum with `/` values moved into the description");
-    return moveToDescription(node, ["enum"]).node;
+    const out = moveToDescription(node, ["enum"]).node;
+    return type === null ? out : { ...out, type };
   },
 });
 

@@ -29,6 +29,12 @@ export interface TargetDefinition {
   rules: readonly Rule[];
   /** Reads the target's dialect as standard JSON Schema (Gemini's `nullable` and string enums). */
   toJsonSchema?(schema: SchemaNode): SchemaNode;
+  /**
+   * How the target takes top-level `anyOf`/`oneOf` when SanitizeOptions.rootCombinators is
+   * "keep": as they are, or with each branch made a whole object. Absent: the target rejects them
+   * (or mishandles them), so they are always flattened.
+   */
+  rootCombinators?: "keep" | "whole-branches";
   /** Where the rules come from, and how sure they are. */
   sources: readonly string[];
 }

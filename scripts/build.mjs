@@ -1,8 +1,14 @@
-// The CommonJS half of the package: every file of the ESM build's src/ (except the CLI, which is
-// ESM only) transpiled one to one by esbuild into dist/cjs/, with the ESM build's declarations
-// copied beside them. dist/cjs/package.json says "commonjs", so Node and TypeScript read both the
-// .js and the .d.ts files there as CommonJS. Run after `tsc -p tsconfig.build.json`.
+// `npm run build`: the package's two builds, from a clean dist/ (a file renamed or removed in src/
+// must not linger in the package).
+// - ESM and declarations: tsc -p tsconfig.build.json into dist/src/ (with bench/ and scripts/,
+//   which the npm scripts run from dist/ but the package does not ship).
+// - CommonJS: every file of src/ except the CLI (ESM only) transpiled one to one by esbuild into
+//   dist/cjs/, with the declarations of the ESM build copied beside it. dist/cjs/package.json says
+//   "commonjs", so Node and TypeScript read both the .js and the .d.ts files there as CommonJS.
+import { spawnSync } from "node:child_process";
+import process from "node:process";
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { build } from "esbuild";
 
@@ -19,7 +25,10 @@ function walk(dir) {
   });
 }
 
-rmSync(OUT, { recursive: true, force: true });
+rmSync("dist", { recursive: true, force: true });
+const tsc = spawnSync(process.execPath, [createRequire(import.meta.url).resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { stdio: "inherit" });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
 const sources = walk(SRC).filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"));
 await build({ entryPoints: sources, outdir: OUT, outbase: SRC, format: "cjs", platform: "node", target: "node20", bundle: false, logLevel: "warning" });
 for (const file of sources) {

@@ -1,16 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { ToolwireError, isToolwireError } from "../src/errors.js";
-import * as root from "../src/index.js";
-import * as guard from "../src/guard/index.js";
-import * as history from "../src/history/index.js";
-import * as node from "../src/node/index.js";
-import * as schema from "../src/schema/index.js";
-import * as testing from "../src/testing/index.js";
-import { base64ToBytes } from "../src/framing/aws-eventstream.js";
-import { ImportError } from "../src/import/errors.js";
-import { importFile } from "../src/import/index.js";
-import { stableStringify } from "../src/schema/json-schema.js";
-import { CliError, EXIT } from "../src/cli/context.js";
+import { ToolwireError, isToolwireError } from "../../src/errors.js";
+import * as root from "../../src/index.js";
+import * as fetchEntry from "../../src/fetch/index.js";
+import * as guard from "../../src/guard/index.js";
+import * as history from "../../src/history/index.js";
+import * as node from "../../src/node/index.js";
+import * as schema from "../../src/schema/index.js";
+import * as testing from "../../src/testing/index.js";
+import { base64ToBytes } from "../../src/framing/aws-eventstream.js";
+import { ImportError } from "../../src/import/errors.js";
+import { importFile } from "../../src/import/index.js";
+import { stableStringify } from "../../src/schema/json-schema.js";
+import { CliError, EXIT } from "../../src/cli/context.js";
 
 /** Runs `fn` and returns what it threw (sync or async). */
 async function thrown(fn: () => unknown): Promise<unknown> {
@@ -39,12 +40,17 @@ const THROW_PATHS: Record<string, () => unknown> = {
   RecordFormatError: () => root.parseRecords("{not json"),
   EventStreamError: () => root.encodeEventStreamMessage({ "": "empty name" }, "{}"),
   UnknownTargetError: () => schema.sanitizeSchema({ type: "object" }, "no-such-target" as schema.SchemaTarget),
+  InvalidToolsError: () => schema.sanitizeTools("not a list" as unknown as unknown[], "openai"),
+  ToolDefinitionGivenError: () => schema.sanitizeSchema({ type: "function", function: { name: "add", parameters: { type: "object" } } }, "openai"),
   SchemaCompileError: () => schema.compileSchema({ type: "object", properties: { a: { type: 12 } } } as unknown as schema.Schema),
   ReplayLoadError: () => node.loadReplayStreams(["/no/such/toolwire/recordings"]),
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
+  TextCallOptionsError: () => root.createDecoder("openai-chat", { textCalls: ["no-such-syntax"] as unknown as root.DecoderOptions["textCalls"] }),
+  UnsupportedPatternError: () => schema.compilePattern("(a)\\1"),
+  TooDeepError: () => schema.checkSchema(JSON.parse(`${"[".repeat(300)}${"]".repeat(300)}`) as unknown, "openai"),
 };
 
-const ENTRIES = { root, guard, history, node, schema, testing };
+const ENTRIES = { root, fetch: fetchEntry, guard, history, node, schema, testing };
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 
@@ -143,6 +149,22 @@ describe("the codes of each throw path", () => {
       yield new TextEncoder().encode("data: {}\n\n");
     }
     expectToolwireError(await thrown(() => drain(mixedTheOtherWay())), "mixed_source");
+  });
+
+  it("the reasons a source is cancelled with: stalled, past its deadline, or no longer read", async () => {
+    const reasons: unknown[] = [];
+    const silent = (): ReadableStream<Uint8Array> => new ReadableStream({ cancel: (reason) => void reasons.push(reason) });
+    await root.collectTurn("openai-chat", silent(), { idleTimeoutMs: 20 });
+    await root.collectTurn("openai-chat", silent(), { deadlineMs: 20 });
+    const chatty = new ReadableStream<Uint8Array>({
+      pull: (controller) => controller.enqueue(new TextEncoder().encode('data: {"id":"c","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n')),
+      cancel: (reason) => void reasons.push(reason),
+    });
+    for await (const event of root.decodeStream("openai-chat", chatty)) if (event.type === "text_delta") break;
+    expect(reasons).toHaveLength(3);
+    expectToolwireError(reasons[0], "idle_timeout");
+    expectToolwireError(reasons[1], "deadline_exceeded");
+    expectToolwireError(reasons[2], "consumer_stopped");
   });
 
   it("importing with a provider name that does not exist", async () => {

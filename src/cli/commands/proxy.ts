@@ -1,0 +1,124 @@
+import { parseArgs } from "node:util";
+import { startProxy, type ProxyServer } from "../../node/proxy.js";
+import { supportedProviders } from "../../providers/registry.js";
+import { findTarget } from "../../schema/targets/index.js";
+import { SCHEMA_TARGETS } from "../../schema/targets/types.js";
+import { isProviderName, type ProviderName } from "../../types.js";
+import { CliError, EXIT, type CliContext } from "../context.js";
+
+export const summary = "a local HTTP proxy that repairs requests and streams between any client and a provider";
+
+export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H] [--provider P] [--target T]
+                      [--no-schemas] [--no-history] [--no-responses] [--no-recovery]
+
+Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
+the way: tool schemas sanitized for the target, tool_use/tool_result pairing repaired in the
+provider's own format, one retry after an error a repair can fix (llama.cpp grammar, Anthropic
+orphan tool_use), and streamed Anthropic / Chat Completions responses re-encoded so the client
+gets the calls toolwire decodes (cut or invalid calls withheld). Point any SDK's base URL at it:
+
+  Python  Anthropic(base_url="http://127.0.0.1:<port>")   OpenAI(base_url="http://127.0.0.1:<port>/v1")
+  Go      option.WithBaseURL("http://127.0.0.1:<port>/v1/")
+
+Headers (keys included) pass through untouched and are never logged. One line per request goes
+to stderr with the repair codes; responses carry them in x-toolwire-repairs (header: request
+side; trailer: everything).
+
+  --upstream URL  the provider's base URL, e.g. https://api.anthropic.com (required)
+  --port N        port to listen on (default: a free one, printed at start)
+  --host H        interface to bind (default 127.0.0.1; anything else exposes your keys' use)
+  --provider P    protocol of every request (${supportedProviders().join(", ")}); default: from each path
+  --target T      schema target (${SCHEMA_TARGETS.join(", ")}); default: from the upstream host
+  --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
+
+Runs until interrupted (Ctrl-C). Exit codes: 0 stopped; 2 usage error; 3 cannot listen.`;
+
+interface ProxyArgs {
+  upstream: string;
+  port: number;
+  host: string;
+  provider: ProviderName | undefined;
+  target: string | undefined;
+  repairs: { schemas: boolean; history: boolean; responses: boolean; recovery: boolean };
+}
+
+function parse(args: string[]): ProxyArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        upstream: { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        provider: { type: "string" },
+        target: { type: "string" },
+        "no-schemas": { type: "boolean" },
+        "no-history": { type: "boolean" },
+        "no-responses": { type: "boolean" },
+        "no-recovery": { type: "boolean" },
+      },
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
+  }
+  const { values } = parsed;
+  if (!values.upstream) throw new CliError(`--upstream is required.\n\n${usage}`, EXIT.usage);
+  try {
+    const url = new URL(values.upstream);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
+  } catch {
+    throw new CliError(`--upstream must be an http(s) URL, got '${values.upstream}'`, EXIT.usage);
+  }
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${values.port}'`, EXIT.usage);
+  if (values.provider !== undefined && !isProviderName(values.provider)) {
+    throw new CliError(`unknown provider '${values.provider}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
+  }
+  if (values.target !== undefined && !findTarget(values.target)) throw new CliError(`unknown target '${values.target}'. Known targets: ${SCHEMA_TARGETS.join(", ")}.`, EXIT.usage);
+  return {
+    upstream: values.upstream,
+    port,
+    host: values.host ?? "127.0.0.1",
+    provider: values.provider as ProviderName | undefined,
+    target: values.target,
+    repairs: { schemas: !values["no-schemas"], history: !values["no-history"], responses: !values["no-responses"], recovery: !values["no-recovery"] },
+  };
+}
+
+/** Parses the arguments and starts the proxy; `run` adds the wait for a signal. Tests call this. */
+export async function startProxyCommand(args: string[], ctx: CliContext): Promise<ProxyServer> {
+  const options = parse(args);
+  let proxy: ProxyServer;
+  try {
+    proxy = await startProxy({
+      upstream: options.upstream,
+      port: options.port,
+      host: options.host,
+      repairs: options.repairs,
+      ...(options.provider ? { provider: options.provider } : {}),
+      ...(options.target ? { target: options.target } : {}),
+      log: (line) => ctx.err(`toolwire proxy: ${line}\n`),
+    });
+  } catch (error) {
+    throw new CliError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, EXIT.input);
+  }
+  ctx.out(`toolwire proxy: ${proxy.url} -> ${options.upstream}\n`);
+  return proxy;
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const proxy = await startProxyCommand(args, ctx);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await proxy.close();
+  ctx.err("toolwire proxy: stopped\n");
+  return EXIT.ok;
+}

@@ -1,0 +1,176 @@
+import { ToolwireError } from "../errors.js";
+import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
+import type { RepairPolicy } from "../history/pairing.js";
+import { isPlainObject } from "../json/equal.js";
+import { createReencoder, createReencodingStream } from "../reencode/index.js";
+import type { RepairReport } from "../reencode/types.js";
+import { findTarget } from "../schema/targets/index.js";
+import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
+import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
+import { repairRequestHistory, sanitizeTools } from "./request.js";
+import { routeFor, routeOf, targetOf, type Route } from "./routes.js";
+
+export type { RepairReport } from "../reencode/types.js";
+export { routeOf, targetOf, type Route } from "./routes.js";
+
+/** A `fetch`-shaped function (the global one, or an SDK's). */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Options of the repairing fetch: the fetch to wrap, the protocol and schema target when the URL
+ * does not tell, and which repairs to turn off.
+ */
+export interface RepairingFetchOptions {
+  /** The fetch to wrap (default: the global `fetch`). */
+  fetch?: FetchLike;
+  /** The protocol, when the URL does not tell (default: from the path, e.g. `/v1/messages`). */
+  provider?: ProviderName;
+  /** The schema target for the request's tools (default: from the host, else from the protocol). */
+  target?: SchemaTarget | string;
+  /** Turn individual repairs off (all on by default). */
+  repairs?: {
+    /** Sanitize tool schemas for the target. */
+    schemas?: boolean;
+    /** Repair tool_use/tool_result pairing in the request's history. */
+    history?: boolean;
+    /** Decode and re-encode streamed responses. */
+    responses?: boolean;
+    /** Recover once from a provider error that a repair can fix (llama.cpp grammar, Anthropic orphan tool_use). */
+    recovery?: boolean;
+  };
+  /** Policy for history repairs (defaults: a dangling call gets an error result, an orphan result becomes text). */
+  historyPolicy?: RepairPolicy;
+  /** Every change made, as it is made. Never receives headers or keys. */
+  onRepair?: (report: RepairReport) => void;
+  /** A provider error passed to the client, with its classification. */
+  onError?: (error: { status: number; provider: ProviderName; classification: ProviderErrorClassification }) => void;
+  /** The decoded turn of each streamed response, when its body ends. */
+  onTurn?: (turn: DecodedTurn, info: { provider: ProviderName; repairs: readonly RepairReport[] }) => void;
+  /** Decoder options for the response side (limits). */
+  decoder?: DecoderOptions;
+}
+
+/**
+ * A `fetch` that puts toolwire between a client and a provider, for clients that take a `fetch`
+ * option (the Anthropic and OpenAI SDKs, the AI SDK, LangChain). Web-standard: Node, browsers and
+ * edge runtimes.
+ *
+ * Requests to a known route (`/v1/messages`, `/chat/completions`, `/responses`,
+ * `:streamGenerateContent`, Bedrock `converse-stream`, `/api/chat`) with a JSON body get their tool
+ * schemas sanitized for the target and their history's tool pairing repaired in the provider's
+ * own format. A provider error that a repair can fix is recovered once: a llama.cpp grammar error
+ * strips the keywords it names and resends, an Anthropic "tool_use ids were found without
+ * tool_result blocks" repairs the history and resends; any other error is returned as it came and
+ * reported with its classification. Streamed Anthropic and Chat Completions responses are
+ * re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
+ * Everything else passes through untouched; so do headers, keys included, which are never read.
+ */
+export function createRepairingFetch(options: RepairingFetchOptions = {}): FetchLike {
+  const base: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const enabled = { schemas: true, history: true, responses: true, recovery: true, ...options.repairs };
+  const configuredTarget = options.target !== undefined ? (findTarget(options.target)?.name ?? null) : undefined;
+  if (options.target !== undefined && configuredTarget === null) throw new ToolwireError("unknown_target", `unknown schema target '${options.target}'; valid targets: ${SCHEMA_TARGETS.join(", ")}`);
+
+  return async (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const route: Route | null = options.provider ? routeFor(options.provider, url) : routeOf(url);
+    if (!route) return base(input, init);
+    const reports: RepairReport[] = [];
+    const report = (entry: RepairReport): void => {
+      reports.push(entry);
+      options.onRepair?.(entry);
+    };
+
+    const text = await requestText(input, init);
+    let body: Record<string, unknown> | null = null;
+    if (text !== null) {
+      try {
+        const parsed: unknown = JSON.parse(text);
+        if (isPlainObject(parsed)) body = parsed;
+      } catch {
+        // Not JSON: not ours to change.
+      }
+    }
+    const target = configuredTarget ?? targetOf(url, route.provider);
+    let outgoing = text;
+    if (body) {
+      const found: RepairReport[] = [];
+      let changed = false;
+      if (enabled.schemas && target) changed = sanitizeTools(body, route.provider, target, found) || changed;
+      if (enabled.history && route.history) changed = repairRequestHistory(body, route.history, options.historyPolicy ?? {}, found) || changed;
+      for (const entry of found) report({ ...entry, provider: route.provider });
+      if (changed) outgoing = JSON.stringify(body);
+    }
+    const send = (payload: string | null): Promise<Response> => base(...withBody(input, init, payload, text));
+
+    let response = await send(outgoing);
+    if (!response.ok && response.status >= 400 && response.status < 500 && body && enabled.recovery) {
+      const errorText = await response.clone().text();
+      const classification = classifyProviderError(response.status, errorText, { headers: response.headers });
+      const retry = recover(classification, body, route, options.historyPolicy ?? {});
+      if (retry) {
+        for (const entry of retry.reports) report({ ...entry, provider: route.provider });
+        report({ stage: "recovery", action: "retried", code: classification.reason, provider: route.provider, message: `The provider answered ${response.status} (${classification.reason}); the request was repaired and sent once more.` });
+        await response.body?.cancel().catch(() => {});
+        response = await send(JSON.stringify(retry.body));
+      }
+    }
+    if (!response.ok) {
+      const classification = classifyProviderError(response.status, await response.clone().text(), { headers: response.headers });
+      report({ stage: "recovery", action: "classified", code: classification.reason, provider: route.provider, message: `The provider answered ${response.status}: ${classification.reason} (recovery: ${classification.recovery.action}).` });
+      options.onError?.({ status: response.status, provider: route.provider, classification });
+      return response;
+    }
+    const streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+    if (!enabled.responses || !route.reencode || !streamed || !response.body) return response;
+    const reencoder = createReencoder(route.provider, options.decoder);
+    const stream = response.body.pipeThrough(
+      createReencodingStream(reencoder, (done) => {
+        for (const entry of done.repairs) options.onRepair?.(entry);
+        if (done.turn) options.onTurn?.(done.turn, { provider: route.provider, repairs: [...reports, ...done.repairs] });
+      }),
+    );
+    const headers = new Headers(response.headers);
+    headers.delete("content-length");
+    headers.delete("content-encoding");
+    return new Response(stream, { status: response.status, statusText: response.statusText, headers });
+  };
+}
+
+/** The repaired body to resend after an error, or null when no repair applies (or none changed anything). */
+function recover(classification: ProviderErrorClassification, body: Record<string, unknown>, route: Route, policy: RepairPolicy): { body: Record<string, unknown>; reports: RepairReport[] } | null {
+  const recovery = classification.recovery;
+  const copy = structuredClone(body);
+  const reports: RepairReport[] = [];
+  if (recovery.action === "repair_history" && route.history && classification.reason.startsWith("tool_")) {
+    if (!repairRequestHistory(copy, route.history, { ...policy, ...recovery.policy }, reports, "recovery")) return null;
+    return { body: copy, reports };
+  }
+  if (recovery.action === "sanitize_schema" && recovery.target === "llamacpp") {
+    // `type` is named when the converter did not recognize a shape: the llamacpp sanitizer rewrites
+    // such shapes, and deleting `type` keywords would only make the schema vaguer.
+    const strip = (recovery.strip ?? ["pattern", "format"]).filter((keyword) => keyword !== "type");
+    if (!sanitizeTools(copy, route.provider, recovery.target, reports, "recovery", strip)) return null;
+    return { body: copy, reports };
+  }
+  return null;
+}
+
+async function requestText(input: RequestInfo | URL, init: RequestInit | undefined): Promise<string | null> {
+  const body = init?.body;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array || body instanceof ArrayBuffer) return new TextDecoder().decode(body);
+  if (body === undefined && typeof Request !== "undefined" && input instanceof Request && input.body !== null) return input.clone().text();
+  return null;
+}
+
+/** The arguments for the base fetch with `payload` as the body (unchanged arguments when nothing was read or changed). */
+function withBody(input: RequestInfo | URL, init: RequestInit | undefined, payload: string | null, original: string | null): [RequestInfo | URL, RequestInit | undefined] {
+  if (payload === null || (payload === original && !(typeof Request !== "undefined" && input instanceof Request))) return [input, init];
+  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+  headers.delete("content-length");
+  if (typeof Request !== "undefined" && input instanceof Request) {
+    return [input.url, { method: input.method, headers, body: payload, signal: init?.signal ?? input.signal, redirect: input.redirect }];
+  }
+  return [input, { ...init, headers, body: payload }];
+}

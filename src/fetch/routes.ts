@@ -1,0 +1,88 @@
+import type { HistoryFormat } from "../history/model.js";
+import type { SchemaTarget } from "../schema/targets/types.js";
+import type { ProviderName } from "../types.js";
+
+/** What toolwire knows about a request from its URL. */
+export interface Route {
+  provider: ProviderName;
+  /** The history format of the request body, or null when toolwire does not repair it (Ollama). */
+  history: HistoryFormat | null;
+  /** Whether a streamed response can be re-encoded (SSE bodies of the re-encoded protocols). */
+  reencode: boolean;
+}
+
+/**
+ * The protocol of a request from its path (any base path): the routes `toolwire serve` answers.
+ * Claude on Bedrock (`invoke-with-response-stream`) speaks Messages in an AWS event stream: its
+ * history is repaired, its stream passes through.
+ */
+export function routeOf(url: string): Route | null {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    path = url.split("?")[0] ?? url;
+  }
+  if (path.endsWith("/messages")) return { provider: "anthropic", history: "anthropic", reencode: true };
+  if (path.endsWith("/chat/completions")) return { provider: "openai-chat", history: "openai-chat", reencode: true };
+  if (path.endsWith("/responses")) return { provider: "openai-responses", history: "openai-responses", reencode: false };
+  if (path.endsWith(":streamGenerateContent") || path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: false };
+  if (/\/model\/[^/]+\/converse(-stream)?$/.test(path)) return { provider: "bedrock", history: "bedrock", reencode: false };
+  if (/\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) return { provider: "anthropic", history: "anthropic", reencode: false };
+  if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: false };
+  return null;
+}
+
+/** The route for a provider named in the options (the URL still decides Bedrock's invoke form). */
+export function routeFor(provider: ProviderName, url: string): Route {
+  const fromUrl = routeOf(url);
+  if (fromUrl && fromUrl.provider === provider) return fromUrl;
+  const history: Record<ProviderName, HistoryFormat | null> = {
+    anthropic: "anthropic",
+    "openai-chat": "openai-chat",
+    "openai-responses": "openai-responses",
+    gemini: "gemini",
+    bedrock: "bedrock",
+    ollama: null,
+  };
+  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" };
+}
+
+const HOST_TARGETS: Array<[RegExp, SchemaTarget]> = [
+  [/(^|\.)anthropic\.com$/, "anthropic"],
+  [/(^|\.)openai\.com$/, "openai"],
+  [/(^|\.)openai\.azure\.com$/, "openai"],
+  [/(^|\.)generativelanguage\.googleapis\.com$/, "gemini"],
+  [/aiplatform\.googleapis\.com$/, "gemini"],
+  [/(^|\.)x\.ai$/, "xai"],
+  [/(^|\.)moonshot\.(ai|cn)$/, "kimi"],
+  [/(^|\.)fireworks\.ai$/, "fireworks"],
+  [/^bedrock-runtime\./, "bedrock"],
+];
+
+/**
+ * The schema target for a request: from the host when it names a provider whose rules toolwire
+ * knows, else from the protocol (Chat and Responses: `openai`), else none (Ollama: set `target`).
+ */
+export function targetOf(url: string, provider: ProviderName): SchemaTarget | null {
+  let host = "";
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    // A relative URL: no host to go by.
+  }
+  for (const [pattern, target] of HOST_TARGETS) if (pattern.test(host)) return target;
+  switch (provider) {
+    case "anthropic":
+      return "anthropic";
+    case "openai-chat":
+    case "openai-responses":
+      return "openai";
+    case "gemini":
+      return "gemini";
+    case "bedrock":
+      return "bedrock";
+    case "ollama":
+      return null;
+  }
+}

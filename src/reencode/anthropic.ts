@@ -1,0 +1,256 @@
+import { createDecoder } from "../providers/registry.js";
+import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
+import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
+import { encodeOut, parseSseEvent, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+/**
+ * Anthropic Messages: decoded, then re-emitted as Messages events.
+ *
+ * - Every event passes as it arrives, byte for byte, except the events of client `tool_use`
+ *   blocks: those are held from `content_block_start` to `content_block_stop` (one call's worth),
+ *   then released as they came when the call was sent well (a strict parse of its deltas, its own
+ *   id), or replaced by one well-formed block (`input: {}`, one `input_json_delta` holding the
+ *   decoded arguments, `content_block_stop`) when toolwire had to fix it: Kimi's start input plus
+ *   deltas, cumulative or duplicated deltas, a duplicate or missing id.
+ * - A call cut by `max_tokens` (no `content_block_stop` before `message_delta`), cut by an error
+ *   or by the end of the stream, or whose arguments are not a JSON object is withheld: the client
+ *   never sees it. The stop reason already says `max_tokens` for a cut call; when an invalid call
+ *   was the only call and the stop reason says `tool_use`, it says `end_turn` instead, so that no
+ *   client waits for a call that is not there.
+ * - Blocks after a withheld call move down by one (`index` rewritten), so the client's content
+ *   list has no hole.
+ * - Protocol repairs: a stream without `message_start` gets one (Anthropic-compatible servers and
+ *   translators that leave it out make the SDK throw), a flat `message_delta` (`stop_reason` at the
+ *   top) gets its `delta` object, and a non-JSON data line becomes an SSE comment.
+ * - Thinking blocks, signatures, server tool blocks and everything else pass untouched.
+ */
+export function createAnthropicReencoder(options: DecoderOptions = {}): Reencoder {
+  return new AnthropicReencoder(options);
+}
+
+interface HeldCall {
+  /** The events' text only: a long call holds many events, and their parsed payloads are not needed again. */
+  events: string[];
+  /** The `content_block_start.content_block` object as sent. */
+  block: Record<string, unknown>;
+  /** Every delta was an `input_json_delta` with a string. */
+  plainDeltas: boolean;
+}
+
+class AnthropicReencoder implements Reencoder {
+  readonly provider = "anthropic" as const;
+  private readonly splitter = new SseEventSplitter();
+  private readonly tap: DecoderTap;
+  private started = false;
+  private nextOut = 0;
+  private readonly outIndex = new Map<number, number>();
+  private readonly held = new Map<number, HeldCall>();
+  private runnable = 0;
+  private invalidWithheld = 0;
+  private ended = false;
+
+  constructor(options: DecoderOptions) {
+    this.tap = new DecoderTap("anthropic", createDecoder("anthropic", options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    const out: string[] = [];
+    for (const event of this.splitter.push(chunk)) this.handle(event, out);
+    return encodeOut(out);
+  }
+
+  end(): Uint8Array[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out: string[] = [];
+    for (const event of this.splitter.finish()) this.handle(event, out);
+    this.tap.end();
+    this.dropHeld("The stream ended before the call's content_block_stop");
+    return encodeOut(out);
+  }
+
+  private handle(raw: RawSseEvent, out: string[]): void {
+    const event = raw.event;
+    if (event === null) {
+      out.push(raw.raw);
+      return;
+    }
+    const ended = this.tap.push(event);
+    const data = event.data;
+    if (!isPlainObject(data)) {
+      if (typeof data === "string") {
+        out.push(sseComment(data));
+        this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON (a keep-alive) was sent as an SSE comment, which clients skip." });
+      } else out.push(raw.raw);
+      return;
+    }
+    const type = typeof data.type === "string" ? data.type : (event.event ?? "");
+    if (type === "ping") {
+      out.push(raw.raw);
+      return;
+    }
+    if (type === "message_start") {
+      if (this.started) {
+        // A retry spliced into the stream: the decoder starts over, and so does the numbering.
+        this.dropHeld("A second message_start restarted the message");
+        this.nextOut = 0;
+        this.outIndex.clear();
+        this.runnable = 0;
+        this.invalidWithheld = 0;
+      }
+      this.started = true;
+      out.push(raw.raw);
+      return;
+    }
+    if (type === "error") {
+      this.dropHeld("The provider sent an error before the call's content_block_stop");
+      out.push(raw.raw);
+      return;
+    }
+    if (!this.started) {
+      this.started = true;
+      out.push(sseText(syntheticMessageStart(), "message_start"));
+      this.tap.report({ action: "normalized", code: "event_before_message_start", message: "The stream had no message_start; one was added before its first event." });
+    }
+    const index = typeof data.index === "number" ? data.index : null;
+    switch (type) {
+      case "content_block_start": {
+        const block = isPlainObject(data.content_block) ? data.content_block : null;
+        if (index !== null && block?.type === "tool_use") {
+          if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
+          this.held.set(index, { events: [raw.raw], block, plainDeltas: true });
+          return;
+        }
+        if (index !== null) this.assign(index);
+        out.push(this.mapped(raw, data, index));
+        return;
+      }
+      case "content_block_delta": {
+        const held = index === null ? undefined : this.held.get(index);
+        if (held) {
+          held.events.push(raw.raw);
+          const delta = data.delta;
+          if (!isPlainObject(delta) || delta.type !== "input_json_delta" || typeof delta.partial_json !== "string") held.plainDeltas = false;
+          return;
+        }
+        out.push(this.mapped(raw, data, index));
+        return;
+      }
+      case "content_block_stop": {
+        const held = index === null ? undefined : this.held.get(index);
+        if (held && index !== null) {
+          this.held.delete(index);
+          held.events.push(raw.raw);
+          const call = ended.find((candidate) => candidate.providerIndex === index);
+          this.release(index, held, call, out);
+          return;
+        }
+        out.push(this.mapped(raw, data, index));
+        return;
+      }
+      case "message_delta": {
+        const delta = isPlainObject(data.delta) ? data.delta : null;
+        const stopReason = typeof delta?.stop_reason === "string" ? delta.stop_reason : typeof data.stop_reason === "string" ? data.stop_reason : null;
+        this.dropHeld(stopReason === "max_tokens" ? "The model hit max_tokens inside the call" : "The message ended before the call's content_block_stop", undefined, stopReason === "max_tokens" ? "max_tokens" : undefined);
+        let rewritten: Record<string, unknown> | null = null;
+        if (!delta) {
+          const { stop_reason: _reason, stop_sequence: sequence, type: _type, usage, ...rest } = data;
+          rewritten = { type: "message_delta", ...rest, delta: { stop_reason: stopReason, stop_sequence: typeof sequence === "string" ? sequence : null }, ...(usage !== undefined ? { usage } : {}) };
+          this.tap.report({ action: "normalized", code: "message_delta_flat", message: "message_delta carried stop_reason at the top; it was moved into `delta`, where clients read it." });
+        }
+        if (stopReason === "tool_use" && this.runnable === 0 && this.invalidWithheld > 0) {
+          const base = rewritten ?? data;
+          rewritten = { ...base, delta: { ...(isPlainObject(base.delta) ? base.delta : {}), stop_reason: "end_turn" } };
+          this.tap.report({ action: "normalized", code: "stop_reason_without_calls", message: "Every tool call of the turn was withheld, so stop_reason tool_use became end_turn." });
+        }
+        out.push(rewritten ? sseText(rewritten, event.event ?? "message_delta") : raw.raw);
+        return;
+      }
+      default:
+        out.push(index !== null ? this.mapped(raw, data, index) : raw.raw);
+    }
+  }
+
+  private assign(wireIndex: number): number {
+    const out = this.nextOut++;
+    this.outIndex.set(wireIndex, out);
+    return out;
+  }
+
+  /** The event as sent, or with its block index moved down past withheld blocks. */
+  private mapped(raw: RawSseEvent, data: Record<string, unknown>, index: number | null): string {
+    if (index === null) return raw.raw;
+    const out = this.outIndex.get(index);
+    if (out === undefined || out === index) return raw.raw;
+    return sseText({ ...data, index: out }, raw.event?.event);
+  }
+
+  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: string[]): void {
+    if (!call) {
+      // Not a call the decoder kept (over a limit): pass it on as it came.
+      const outIndex = this.assign(index);
+      for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
+      return;
+    }
+    if (call.arguments === null) {
+      if (call.complete) this.invalidWithheld++;
+      this.tap.withheld(call);
+      return;
+    }
+    this.runnable++;
+    const outIndex = this.assign(index);
+    const startInput = held.block.input;
+    // `input: null` means "none" to toolwire, but clients that validate the block (the AI SDK) drop it.
+    const emptyStart = startInput === undefined || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
+    const asSent = decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
+    if (asSent) {
+      for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
+      return;
+    }
+    const extra = extraFields(call, ["blockType"]);
+    out.push(sseText({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
+    out.push(sseText({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
+    out.push(sseText({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
+    this.tap.rewritten(call, emptyStart ? [] : [startInput === null ? "start_input_null" : "start_input"]);
+  }
+
+  /** Calls still open when the message ended, errored or restarted: cut, so never delivered. */
+  private dropHeld(why: string, only?: number, cause?: string): void {
+    for (const [index, held] of this.held) {
+      if (only !== undefined && index !== only) continue;
+      this.held.delete(index);
+      const block = held.block;
+      this.tap.report({
+        action: "withheld",
+        code: "truncated",
+        message: `${why}: the call ${typeof block.name === "string" ? block.name : ""} (block ${index}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
+        ...(typeof block.id === "string" ? { id: block.id } : {}),
+        ...(typeof block.name === "string" ? { name: block.name } : {}),
+      });
+    }
+  }
+}
+
+
+
+/** A held event with its block index moved (read again from its text: rare, and only then). */
+function reindexed(raw: string, index: number): string {
+  const event = parseSseEvent(raw);
+  return event && isPlainObject(event.data) ? sseText({ ...event.data, index }, event.event) : raw;
+}
+
+function syntheticMessageStart(): Record<string, unknown> {
+  return {
+    type: "message_start",
+    message: { id: "msg_toolwire_added", type: "message", role: "assistant", model: "unknown", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+  };
+}

@@ -1,0 +1,106 @@
+import { isPlainObject } from "../json/equal.js";
+import type { StreamingDecoder } from "../providers/codec.js";
+import type { CodecEvent, DecodedTurn, ProviderEvent, ProviderName, ToolCall } from "../types.js";
+import type { RepairReport } from "./types.js";
+
+export { isPlainObject };
+
+/** Decoder bookkeeping every re-encoder shares: the calls as they end, the turn, the report. */
+export class DecoderTap {
+  readonly ended = new Map<number, ToolCall>();
+  turn: DecodedTurn | null = null;
+  readonly repairs: RepairReport[] = [];
+  private readonly sink: CodecEvent[] = [];
+
+  constructor(
+    readonly provider: ProviderName,
+    private readonly decoder: StreamingDecoder,
+  ) {}
+
+  /** Pushes one event; returns the calls it ended. */
+  push(event: ProviderEvent): ToolCall[] {
+    this.sink.length = 0;
+    this.decoder.pushInto(event, this.sink);
+    return this.collect(this.sink);
+  }
+
+  end(): ToolCall[] {
+    const events = this.decoder.end();
+    const calls = this.collect(events);
+    for (const event of events) if (event.type === "finish") this.turn = event.turn;
+    return calls;
+  }
+
+  private collect(events: readonly CodecEvent[]): ToolCall[] {
+    let calls: ToolCall[] | null = null;
+    for (const event of events) {
+      if (event.type === "tool_call_end" && event.call.kind !== "server") {
+        this.ended.set(event.call.index, event.call);
+        (calls ??= []).push(event.call);
+      }
+    }
+    return calls ?? NO_CALLS;
+  }
+
+  report(report: Omit<RepairReport, "stage" | "provider">): void {
+    this.repairs.push({ stage: "response", provider: this.provider, ...report });
+  }
+
+  /** Reports a call that is not delivered: its error code, with the model-facing message. */
+  withheld(call: ToolCall, why?: string): void {
+    this.report({
+      action: "withheld",
+      code: call.error?.code ?? "truncated",
+      message: why ?? `Call ${call.index} (${call.name}) was not delivered: ${call.error?.message ?? "it is not complete"}`,
+      callIndex: call.index,
+      id: call.id,
+      name: call.name,
+    });
+  }
+
+  /** Reports a call whose events were replaced, with every repair code it carries. */
+  rewritten(call: ToolCall, extra: readonly string[] = []): void {
+    const codes = new Set<string>([...call.repairs, ...extra]);
+    if (call.providerId !== undefined) codes.add("minted_id");
+    if (codes.size === 0) codes.add(`source_${call.source ?? "none"}`);
+    for (const code of codes) {
+      this.report({
+        action: "rewritten",
+        code,
+        message: `Call ${call.index} (${call.name}) was re-sent as one well-formed call with the arguments toolwire decoded (${code}).`,
+        callIndex: call.index,
+        id: call.id,
+        ...(call.providerId !== undefined ? { providerId: call.providerId } : {}),
+        name: call.name,
+      });
+    }
+  }
+}
+
+const NO_CALLS: ToolCall[] = [];
+
+/** A call that can go to the client exactly as the provider sent it, as far as the decoder sees. */
+export function decodedAsSent(call: ToolCall): boolean {
+  return call.complete && call.arguments !== null && call.error === null && call.repairs.length === 0 && call.providerId === undefined;
+}
+
+/** Fields of a call the provider sent beside id/name/arguments, to keep on a rewritten call. */
+export function extraFields(call: ToolCall, skip: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(call.providerFields ?? {})) {
+    if (!skip.includes(key)) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}

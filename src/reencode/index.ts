@@ -1,0 +1,71 @@
+import { createByteDecoder } from "../adapters/bytes.js";
+import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
+import { createAnthropicReencoder } from "./anthropic.js";
+import { createOpenAIChatReencoder } from "./openai-chat.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+export type { Reencoder, RepairReport } from "./types.js";
+export { createAnthropicReencoder } from "./anthropic.js";
+export { createOpenAIChatReencoder } from "./openai-chat.js";
+
+/** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
+export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat"];
+
+/**
+ * The re-encoder for a provider's stream: body bytes in, the same protocol's bytes out, with the
+ * calls toolwire fixed rewritten, truncated or invalid calls withheld, and every other event
+ * forwarded byte for byte as soon as it arrives (see `createAnthropicReencoder`,
+ * `createOpenAIChatReencoder`). For providers without a re-encoder yet (`openai-responses`,
+ * `gemini`, `bedrock`, `ollama`) the bytes pass through unchanged and are decoded on the side, so
+ * that `turn` still tells what toolwire found.
+ */
+export function createReencoder(provider: ProviderName, options: DecoderOptions = {}): Reencoder {
+  if (provider === "anthropic") return createAnthropicReencoder(options);
+  if (provider === "openai-chat") return createOpenAIChatReencoder(options);
+  return createPassthrough(provider, options);
+}
+
+function createPassthrough(provider: ProviderName, options: DecoderOptions): Reencoder {
+  const decoder = createByteDecoder(provider, options);
+  let turn: DecodedTurn | null = null;
+  const repairs: RepairReport[] = [];
+  return {
+    provider,
+    push(chunk) {
+      decoder.push(chunk);
+      return [chunk];
+    },
+    end() {
+      if (turn === null) turn = decoder.finish();
+      return [];
+    },
+    get turn() {
+      return turn;
+    },
+    repairs,
+  };
+}
+
+/**
+ * A `TransformStream` over response body bytes that re-encodes as it goes: each output chunk is
+ * written as soon as the re-encoder releases it. `onEnd` gets the decoded turn and the repairs
+ * when the body ends (or the stream is cancelled: then the turn is the one decoded so far).
+ */
+export function createReencodingStream(reencoder: Reencoder, onEnd?: (reencoder: Reencoder) => void): TransformStream<Uint8Array, Uint8Array> {
+  let done = false;
+  const finish = (): Uint8Array[] => {
+    if (done) return [];
+    done = true;
+    const rest = reencoder.end();
+    onEnd?.(reencoder);
+    return rest;
+  };
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      for (const piece of reencoder.push(chunk)) controller.enqueue(piece);
+    },
+    flush(controller) {
+      for (const piece of finish()) controller.enqueue(piece);
+    },
+  });
+}

@@ -1,0 +1,282 @@
+import { createDecoder } from "../providers/registry.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
+import { encodeOut, parseSseEvent, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+/**
+ * OpenAI Chat Completions: decoded, then re-emitted as Chat chunks.
+ *
+ * Chat has no per-call end marker: the decoder decides calls at `[DONE]` (or at the end of a
+ * stream that closed with a finish_reason). So from the first chunk carrying `tool_calls`, the
+ * chunks that carry calls, the finish_reason and usage are held until then; chunks that carry only
+ * text or reasoning pass at once (accumulators keep text and calls apart, so their order relative
+ * to held call chunks does not matter). Then:
+ *
+ * - When every call was sent well (one first fragment with index, id, type and name, then
+ *   fragments with only argument text, indexes 0, 1, … in order, one finish_reason, and a strict
+ *   parse of the fragments as the decoded arguments), the held chunks go out byte for byte.
+ * - Otherwise the turn's calls are re-sent: the held chunks without their `tool_calls`, and one
+ *   chunk per call (index 0, 1, …; its id, `type: "function"`, name and the decoded arguments
+ *   whole) before the finish_reason chunk. Chat fragments of different calls share chunks and
+ *   indexes (the quirks being fixed are exactly that), so the calls of such a turn are re-sent
+ *   together rather than one by one.
+ * - A call that is truncated (finish_reason `length`, a cut connection, an error) or invalid is
+ *   withheld. A `length` stop already says so; a `tool_calls` finish with no call left says
+ *   `stop`, and a `stop` finish with calls (Gemini's compat endpoint) says `tool_calls`.
+ * - Protocol repairs: a stream whose chunks never carry `role` gets `role: "assistant"` on its
+ *   first chunk; a stream that ends with `[DONE]` but no finish_reason gets a finish chunk; extra
+ *   finish_reasons (a proxy that sends one on every chunk) are dropped from held chunks; a
+ *   non-JSON data line (a keep-alive) becomes an SSE comment.
+ */
+export function createOpenAIChatReencoder(options: DecoderOptions = {}): Reencoder {
+  return new OpenAIChatReencoder(options);
+}
+
+interface Held {
+  /** The chunk's text only: parsed again in the (rarer) rewrite path rather than kept parsed. */
+  raw: string;
+  finish: boolean;
+}
+
+const ENVELOPE_KEYS = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
+
+class OpenAIChatReencoder implements Reencoder {
+  readonly provider = "openai-chat" as const;
+  private readonly splitter = new SseEventSplitter();
+  private readonly tap: DecoderTap;
+  private envelope: Record<string, unknown> | null = null;
+  private roleChecked = false;
+  private holding = false;
+  private held: Held[] = [];
+  private finishes = 0;
+  private decided = false;
+  private errored = false;
+  /** The calls were sent in the well-formed shape (see the class comment). */
+  private wellFormed = true;
+  private readonly seenEntries = new Set<number>();
+  private ended = false;
+
+  constructor(options: DecoderOptions) {
+    this.tap = new DecoderTap("openai-chat", createDecoder("openai-chat", options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    const out: string[] = [];
+    for (const event of this.splitter.push(chunk)) this.handle(event, out);
+    return encodeOut(out);
+  }
+
+  end(): Uint8Array[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out: string[] = [];
+    for (const event of this.splitter.finish()) this.handle(event, out);
+    this.tap.end();
+    this.decide(out, false);
+    return encodeOut(out);
+  }
+
+  private handle(raw: RawSseEvent, out: string[]): void {
+    const event = raw.event;
+    if (event === null) {
+      out.push(raw.raw);
+      return;
+    }
+    this.tap.push(event);
+    const data = event.data;
+    if (typeof data === "string") {
+      if (data.trim() === "[DONE]") {
+        if (!this.errored) this.decide(out, true);
+        out.push(raw.raw);
+      } else if (event.event === "error") {
+        this.errored = true;
+        out.push(raw.raw);
+      } else {
+        out.push(sseComment(data));
+        this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON (a keep-alive) was sent as an SSE comment, which clients skip." });
+      }
+      return;
+    }
+    if (!isPlainObject(data)) {
+      out.push(raw.raw);
+      return;
+    }
+    if ((data.error !== undefined && data.error !== null) || event.event === "error") {
+      this.errored = true;
+      out.push(raw.raw);
+      return;
+    }
+    if (this.envelope === null) {
+      this.envelope = {};
+      for (const key of ENVELOPE_KEYS) if (data[key] !== undefined) this.envelope[key] = data[key];
+    }
+    const choices = Array.isArray(data.choices) ? data.choices : [];
+    let calls = false;
+    let finish = false;
+    let text = false;
+    for (const choice of choices) {
+      if (!isPlainObject(choice)) continue;
+      if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") finish = true;
+      const delta = isPlainObject(choice.delta) ? choice.delta : null;
+      if (!delta) continue;
+      if ((Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) || isPlainObject(delta.function_call)) {
+        calls = true;
+        this.checkEntries(choice, delta);
+      }
+      if (hasText(delta)) text = true;
+    }
+    if (finish) this.finishes++;
+    if (calls) this.holding = true;
+    if (this.holding && !this.decided && (calls || finish || !text)) {
+      this.held.push({ raw: raw.raw, finish });
+      return;
+    }
+    out.push(this.withRole(raw, data));
+  }
+
+  /** Whether the fragments of this chunk keep the well-formed shape. */
+  private checkEntries(choice: Record<string, unknown>, delta: Record<string, unknown>): void {
+    if (choice.index !== undefined && choice.index !== 0) this.wellFormed = false;
+    if (!Array.isArray(delta.tool_calls)) {
+      this.wellFormed = false;
+      return;
+    }
+    for (const entry of delta.tool_calls) {
+      if (!isPlainObject(entry) || typeof entry.index !== "number" || !isPlainObject(entry.function)) {
+        this.wellFormed = false;
+        continue;
+      }
+      const fn = entry.function;
+      if (fn.arguments !== undefined && typeof fn.arguments !== "string") this.wellFormed = false;
+      if (!this.seenEntries.has(entry.index)) {
+        if (entry.index !== this.seenEntries.size) this.wellFormed = false;
+        this.seenEntries.add(entry.index);
+        if (typeof entry.id !== "string" || entry.id === "" || entry.type !== "function" || typeof fn.name !== "string" || fn.name === "") this.wellFormed = false;
+      } else if ((typeof entry.id === "string" && entry.id !== "") || (typeof fn.name === "string" && fn.name !== "")) {
+        // Accumulators that concatenate strings (the Python SDK's) would double the id or name.
+        this.wellFormed = false;
+      }
+    }
+  }
+
+  /** The first chunk gets `role: "assistant"` when the stream never says it (the SDK requires it). */
+  private withRole(raw: RawSseEvent, data: Record<string, unknown>): string {
+    if (this.roleChecked || !Array.isArray(data.choices) || data.choices.length === 0) return raw.raw;
+    this.roleChecked = true;
+    const first = data.choices[0];
+    if (!isPlainObject(first) || !isPlainObject(first.delta) || typeof first.delta.role === "string") return raw.raw;
+    this.tap.report({ action: "normalized", code: "role_missing", message: "The first chunk carried no role; role: assistant was added." });
+    const choices = [{ ...first, delta: { role: "assistant", ...first.delta } }, ...data.choices.slice(1)];
+    return sseText({ ...data, choices }, raw.event?.event);
+  }
+
+  private decide(out: string[], done: boolean): void {
+    if (this.decided) return;
+    this.decided = true;
+    const calls = [...this.tap.ended.values()].sort((a, b) => a.index - b.index);
+    const runnable = calls.filter((call) => call.arguments !== null);
+    for (const call of calls) if (call.arguments === null) this.tap.withheld(call);
+    const asSent =
+      this.wellFormed &&
+      this.finishes <= 1 &&
+      calls.length === this.seenEntries.size &&
+      calls.every((call) => decodedAsSent(call) && call.source === "delta" && !call.providerFields?.customToolInput);
+    if (asSent) {
+      for (const held of this.held) out.push(this.roleChecked ? held.raw : this.reparsed(held.raw, (event, data) => this.withRole({ raw: held.raw, event }, data)));
+      this.held = [];
+      if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
+      return;
+    }
+    for (const call of runnable) this.tap.rewritten(call);
+    let lastFinish = -1;
+    this.held.forEach((held, position) => {
+      if (held.finish) lastFinish = position;
+    });
+    let sent = false;
+    const sendCalls = (): void => {
+      if (sent) return;
+      sent = true;
+      runnable.forEach((call, index) => out.push(sseText(this.chunk({ tool_calls: [callEntry(call, index)] }, null))));
+    };
+    this.held.forEach((held, position) => {
+      if (position === lastFinish) sendCalls();
+      const event = parseSseEvent(held.raw);
+      if (!event || !isPlainObject(event.data)) {
+        out.push(held.raw);
+        return;
+      }
+      const stripped = this.strip(event.data, position === lastFinish, runnable.length);
+      if (stripped) out.push(this.withRole({ raw: sseText(stripped, event.event), event }, stripped));
+    });
+    this.held = [];
+    sendCalls();
+    if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
+  }
+
+  private addFinish(out: string[], reason: string): void {
+    out.push(sseText(this.chunk({}, reason)));
+    this.tap.report({ action: "normalized", code: "finish_reason_missing", message: `The stream ended with [DONE] but no finish_reason; a chunk with finish_reason '${reason}' was added before [DONE].` });
+  }
+
+  private chunk(delta: Record<string, unknown>, finishReason: string | null): Record<string, unknown> {
+    const delta0 = this.roleChecked ? delta : { role: "assistant", ...delta };
+    this.roleChecked = true;
+    return { ...(this.envelope ?? {}), choices: [{ index: 0, delta: delta0, finish_reason: finishReason }] };
+  }
+
+  private reparsed(raw: string, fn: (event: ProviderEvent, data: Record<string, unknown>) => string): string {
+    const event = parseSseEvent(raw);
+    return event && isPlainObject(event.data) ? fn(event, event.data) : raw;
+  }
+
+  /** A held chunk without its call fragments (null when nothing else is left in it). */
+  private strip(data: Record<string, unknown>, lastFinish: boolean, runnable: number): Record<string, unknown> | null {
+    const choices = Array.isArray(data.choices) ? data.choices : null;
+    let keep = !choices || choices.length === 0 || (data.usage !== undefined && data.usage !== null);
+    const stripped = choices?.map((choice) => {
+      if (!isPlainObject(choice)) return choice;
+      const { tool_calls: _calls, function_call: _legacy, ...delta } = isPlainObject(choice.delta) ? choice.delta : {};
+      let finish = typeof choice.finish_reason === "string" && choice.finish_reason !== "" ? choice.finish_reason : null;
+      if (finish !== null && !lastFinish) finish = null;
+      if (finish !== null) {
+        const fixed = runnable > 0 && (finish === "stop" || finish === "eos" || finish === "end_turn") ? "tool_calls" : runnable === 0 && (finish === "tool_calls" || finish === "function_call") ? "stop" : finish;
+        if (fixed !== finish) {
+          this.tap.report({ action: "normalized", code: runnable > 0 ? "finish_reason_stop_with_tool_calls" : "stop_reason_without_calls", message: `finish_reason '${finish}' became '${fixed}' to match the calls delivered.` });
+          finish = fixed;
+        }
+        keep = true;
+      }
+      if (hasText(delta)) keep = true;
+      return { ...choice, delta, finish_reason: finish };
+    });
+    return keep ? { ...data, ...(stripped ? { choices: stripped } : {}) } : null;
+  }
+}
+
+function hasText(delta: Record<string, unknown>): boolean {
+  const content = delta.content;
+  if ((typeof content === "string" && content !== "") || (Array.isArray(content) && content.length > 0)) return true;
+  for (const key of ["reasoning_content", "reasoning", "refusal"]) {
+    const value = delta[key];
+    if (typeof value === "string" && value !== "") return true;
+  }
+  return Array.isArray(delta.reasoning_details) && delta.reasoning_details.length > 0;
+}
+
+function callEntry(call: ToolCall, index: number): Record<string, unknown> {
+  const extra = extraFields(call, ["choice", "legacyFunctionCall", "customToolInput", "thoughtSignature"]);
+  const args = call.arguments ?? {};
+  if (call.providerFields?.customToolInput === true && typeof args.input === "string") {
+    return { index, id: call.id, type: "custom", custom: { name: call.name, input: args.input }, ...extra };
+  }
+  return { index, id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(args) }, ...extra };
+}

@@ -1,0 +1,45 @@
+import type { DecodedTurn, ProviderName } from "../types.js";
+
+/**
+ * One change toolwire made to what passes between a client and a provider, or one finding it
+ * attached (a classified error). `code` is the code the rest of toolwire uses for the same thing:
+ * a call's RepairCode (`cumulative_resend`, `minted_id`, …) or error code (`truncated`,
+ * `invalid_json`), a history EditCode, a schema rule id, a decoder diagnostic code, or a
+ * ProviderErrorReason.
+ */
+export interface RepairReport {
+  /** `request`: the request body; `response`: the streamed response; `recovery`: a retry after a provider error. */
+  stage: "request" | "response" | "recovery";
+  /**
+   * `rewritten`: a call's events were replaced by an equivalent well-formed encoding;
+   * `withheld`: a truncated or invalid call was not delivered; `normalized`: a protocol-level fix
+   * (a missing message_start, finish_reason or role, a keep-alive sent as data, renumbered blocks);
+   * `edited`: a history edit; `sanitized`: a tool schema change; `retried`: the request was sent
+   * again after a recoverable error; `classified`: an error passed through, with its reason.
+   */
+  action: "rewritten" | "withheld" | "normalized" | "edited" | "sanitized" | "retried" | "classified";
+  code: string;
+  message: string;
+  provider?: ProviderName;
+  /** The call's index in the decoded turn, its id (after repair) and the id the provider sent. */
+  callIndex?: number;
+  id?: string;
+  providerId?: string;
+  name?: string;
+  /** Message index (history edits), tool name (schema changes). */
+  messageIndex?: number;
+  tool?: string;
+}
+
+/** A re-encoder: the provider's wire events in, the same protocol's events out (see `createReencoder`). */
+export interface Reencoder {
+  readonly provider: ProviderName;
+  /** Feeds body bytes; returns the bytes that can be forwarded now. */
+  push(chunk: Uint8Array): Uint8Array[];
+  /** The body ended: returns what was still held (held calls are decided now). */
+  end(): Uint8Array[];
+  /** The turn as toolwire decoded the upstream stream (after `end`). */
+  readonly turn: DecodedTurn | null;
+  /** Every change made so far. */
+  readonly repairs: readonly RepairReport[];
+}

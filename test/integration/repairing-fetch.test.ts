@@ -1,0 +1,108 @@
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import OpenAIv7 from "openai-v7";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRepairingFetch, type RepairReport } from "../../src/fetch/index.js";
+import type { ReplayServer, ReplayStream } from "../../src/node/replay-server.js";
+import type { DecodedTurn } from "../../src/types.js";
+import { ACCUMULATION_DIFFERENCES, THROUGH_FETCH } from "./sdk-differences.js";
+import { ANTHROPIC_REQUEST, CHAT_REQUEST, fileTurn, pick, startTestdataServer, streamsOf } from "./support.js";
+
+/**
+ * The real SDKs with toolwire's repairing fetch in front of them (`fetch` client option), against
+ * the replay server playing every recorded Anthropic and Chat Completions stream: the SDK's own
+ * accumulation (`finalMessage()`, `finalChatCompletion()`) holds exactly the calls toolwire
+ * decodes as runnable, with toolwire's ids and arguments. The few streams where it cannot are in
+ * THROUGH_FETCH (sdk-differences.ts), each with the reason.
+ */
+
+type Calls = Array<{ id: string; name: string; arguments: unknown }> | { threw: string };
+
+let server: ReplayServer;
+const reports: RepairReport[] = [];
+const repairingFetch = createRepairingFetch({ onRepair: (report) => reports.push(report) });
+
+beforeAll(async () => {
+  server = await startTestdataServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function expected(turn: DecodedTurn): Calls {
+  return turn.toolCalls.filter((call) => call.arguments !== null).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
+}
+
+function threw(error: unknown): { threw: string } {
+  return { threw: error instanceof Error ? error.message : String(error) };
+}
+
+async function anthropicCalls(stream: ReplayStream): Promise<Calls> {
+  const client = new Anthropic({ apiKey: "sk-ant-toolwire-test", baseURL: server.url, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch });
+  try {
+    const message = await client.messages.stream(ANTHROPIC_REQUEST, pick(stream)).finalMessage();
+    return message.content.flatMap((block) => (block.type === "tool_use" ? [{ id: block.id, name: block.name, arguments: block.input }] : []));
+  } catch (error) {
+    return threw(error);
+  }
+}
+
+async function chatCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: ReplayStream): Promise<Calls> {
+  // The two majors share this API; typed as one so that the calls below type-check once.
+  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch }) as unknown as OpenAI;
+  try {
+    const completion = await client.chat.completions.stream(CHAT_REQUEST, pick(stream)).finalChatCompletion();
+    return (completion.choices[0]?.message.tool_calls ?? []).map((call) => {
+      if (call.type !== "function") {
+        const custom = (call as unknown as { custom: { name: string; input: string } }).custom;
+        return { id: call.id, name: custom.name, arguments: { input: custom.input } };
+      }
+      let args: unknown;
+      try {
+        args = JSON.parse(call.function.arguments);
+      } catch {
+        args = call.function.arguments;
+      }
+      return { id: call.id, name: call.function.name, arguments: args };
+    });
+  } catch (error) {
+    return threw(error);
+  }
+}
+
+function check(key: string, sdk: Calls, turn: DecodedTurn, client: string): void {
+  const known = THROUGH_FETCH[key];
+  if (known && (known.clients === undefined || known.clients.includes(client))) {
+    expect(sdk, known.why).toEqual(known.sdk);
+    return;
+  }
+  expect(sdk, `${client}: the SDK's calls through the repairing fetch`).toEqual(expected(turn));
+}
+
+describe.each(streamsOf("anthropic").map((stream) => [stream.key, stream] as const))("%s", (key, stream) => {
+  it("@anthropic-ai/sdk finalMessage() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await anthropicCalls(stream), fileTurn(stream), "anthropic");
+  });
+});
+
+describe.each(streamsOf("openai-chat").map((stream) => [stream.key, stream] as const))("%s", (key, stream) => {
+  it("openai 6 finalChatCompletion() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await chatCalls(OpenAI, stream), fileTurn(stream), "openai6");
+  });
+  it("openai 7 finalChatCompletion() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await chatCalls(OpenAIv7, stream), fileTurn(stream), "openai7");
+  });
+});
+
+describe("the SDK accumulation differences", () => {
+  it("every one is fixed through the fetch or explained in THROUGH_FETCH", () => {
+    const chatOrAnthropic = Object.keys(ACCUMULATION_DIFFERENCES).filter((key) => key.startsWith("anthropic/") || key.startsWith("openai-chat/"));
+    expect(chatOrAnthropic.length).toBeGreaterThan(25);
+    for (const key of Object.keys(THROUGH_FETCH)) expect(streamsOf(key.startsWith("anthropic/") ? "anthropic" : "openai-chat").some((stream) => stream.key === key), key).toBe(true);
+  });
+
+  it("repairs are reported with toolwire's codes", () => {
+    const codes = new Set(reports.map((report) => report.code));
+    for (const code of ["cumulative_resend", "collapsed_duplicate", "truncated", "event_before_message_start", "finish_reason_missing", "non_json_data"]) expect(codes, code).toContain(code);
+  });
+});

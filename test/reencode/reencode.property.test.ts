@@ -1,0 +1,136 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { ProviderEvent, ProviderName } from "../../src/types.js";
+import { a } from "../helpers/anthropic-events.js";
+import { decodeBytes, reencode, sseBody } from "./support.js";
+
+/**
+ * For generated turns with the quirks the re-encoders fix, in any chunking: decoding the
+ * re-encoded stream gives exactly the runnable calls toolwire decodes from the original, each
+ * one well-formed (complete, no repair), the same text, and an unchanged stream when nothing
+ * needed a fix.
+ */
+
+const encoder = new TextEncoder();
+const args = fc.dictionary(fc.constantFrom("path", "command", "n", "flag", "items"), fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 })), { minKeys: 1, maxKeys: 3 });
+
+function split(text: string, cuts: readonly number[]): string[] {
+  const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((x, y) => x - y);
+  const out: string[] = [];
+  let last = 0;
+  for (const point of points) {
+    if (point > last) out.push(text.slice(last, point));
+    last = Math.max(last, point);
+  }
+  out.push(text.slice(last));
+  return out.filter((piece) => piece !== "");
+}
+
+type Quirk = "plain" | "kimi" | "start_only" | "duplicate_id" | "cut";
+
+const anthropicTurn = fc.record({
+  text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
+  calls: fc.array(fc.record({ args, quirk: fc.constantFrom<Quirk>("plain", "plain", "kimi", "start_only", "duplicate_id"), cuts: fc.array(fc.nat(80), { maxLength: 4 }) }), { minLength: 1, maxLength: 3 }),
+  cutLast: fc.boolean(),
+  pings: fc.boolean(),
+});
+
+function anthropicEvents(turn: { text: string | undefined; calls: Array<{ args: Record<string, unknown>; quirk: Quirk; cuts: number[] }>; cutLast: boolean; pings: boolean }): ProviderEvent[] {
+  const events: ProviderEvent[] = [a.messageStart()];
+  let index = 0;
+  if (turn.text !== undefined) {
+    events.push(a.textStart(index), a.text(index, turn.text), a.stop(index));
+    index++;
+  }
+  turn.calls.forEach((call, n) => {
+    const last = n === turn.calls.length - 1;
+    const id = call.quirk === "duplicate_id" && n > 0 ? "toolu_0" : `toolu_${n}`;
+    const json = JSON.stringify(call.args);
+    const fragments = split(json, call.cuts);
+    if (call.quirk === "start_only") events.push(a.toolStart(index, id, "tool", call.args));
+    else events.push(a.toolStart(index, id, "tool", call.quirk === "kimi" ? call.args : {}));
+    if (call.quirk !== "start_only") {
+      const sent = last && turn.cutLast ? fragments.slice(0, Math.max(1, fragments.length - 1)) : fragments;
+      for (const fragment of sent) {
+        events.push(a.json(index, last && turn.cutLast && sent.length === fragments.length ? fragment.slice(0, -1) : fragment));
+        if (turn.pings) events.push(a.ping());
+      }
+    }
+    if (!(last && turn.cutLast)) events.push(a.stop(index));
+    index++;
+  });
+  events.push(a.messageDelta(turn.cutLast ? "max_tokens" : "tool_use"), a.messageStop());
+  return events;
+}
+
+function checkRoundTrip(provider: ProviderName, events: ProviderEvent[], sizes: number[]): void {
+  const body = encoder.encode(sseBody(provider, events));
+  const original = decodeBytes(provider, body);
+  const { output, reencoder } = reencode(provider, body, sizes);
+  const again = decodeBytes(provider, output);
+  const runnable = original.toolCalls.filter((call) => call.arguments !== null);
+  // A Chat turn stopped for `length` keeps its finish_reason, so re-decoding it alone takes its last
+  // delivered call for the cut one (see reencode.test.ts); accumulators take it as sent.
+  const cutBehind = (call: (typeof again.toolCalls)[number]): boolean => again.finishReason === "length" && call.error?.cause === "max_tokens";
+  expect(again.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: cutBehind(call) ? JSON.parse(call.rawArguments) : call.arguments }))).toEqual(
+    runnable.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
+  );
+  for (const call of again.toolCalls) if (!cutBehind(call)) expect(call).toMatchObject({ complete: true, repairs: [], error: null });
+  expect(again.text).toBe(original.text);
+  if (reencoder.repairs.length === 0) expect(output.length).toBe(body.length);
+  for (const call of original.toolCalls) {
+    if (call.arguments === null) expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld" }));
+  }
+}
+
+describe("re-encoding generated quirky turns", () => {
+  it("Anthropic: Kimi start input, start-only input, duplicate ids, max_tokens cuts, pings", () => {
+    fc.assert(
+      fc.property(anthropicTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => checkRoundTrip("anthropic", anthropicEvents(turn), sizes)),
+      { numRuns: 150 },
+    );
+  });
+
+  type ChatQuirk = "plain" | "index_zero" | "cumulative" | "whole_object" | "no_id" | "object_arguments";
+  const chatTurn = fc.record({
+    text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
+    quirk: fc.constantFrom<ChatQuirk>("plain", "plain", "index_zero", "cumulative", "whole_object", "no_id", "object_arguments"),
+    calls: fc.array(fc.record({ args, cuts: fc.array(fc.nat(80), { maxLength: 4 }) }), { minLength: 1, maxLength: 3 }),
+    finish: fc.constantFrom("tool_calls", "stop", "length", null),
+    done: fc.boolean(),
+  });
+
+  it("Chat: parallel calls at index 0, cumulative resends, whole objects, missing ids, object arguments, finish reasons", () => {
+    fc.assert(
+      fc.property(chatTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => {
+        const chunk = (delta: Record<string, unknown>, finish: string | null = null): ProviderEvent => ({ data: { id: "chatcmpl-1", object: "chat.completion.chunk", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] } });
+        const events: ProviderEvent[] = [chunk({ role: "assistant", content: turn.text ?? "" })];
+        turn.calls.forEach((call, n) => {
+          const index = turn.quirk === "index_zero" ? 0 : n;
+          const id = turn.quirk === "no_id" ? undefined : `call_${n}`;
+          const json = JSON.stringify(call.args);
+          const head = { index, ...(id ? { id } : {}), type: "function" };
+          if (turn.quirk === "object_arguments") {
+            events.push(chunk({ tool_calls: [{ ...head, function: { name: "tool", arguments: call.args } }] }));
+            return;
+          }
+          if (turn.quirk === "whole_object") {
+            events.push(chunk({ tool_calls: [{ ...head, function: { name: "tool", arguments: "{}" } }] }), chunk({ tool_calls: [{ index, function: { arguments: json } }] }));
+            return;
+          }
+          const fragments = split(json, call.cuts);
+          let sofar = "";
+          fragments.forEach((fragment, k) => {
+            sofar += fragment;
+            const text = turn.quirk === "cumulative" ? sofar : fragment;
+            events.push(chunk({ tool_calls: [k === 0 ? { ...head, function: { name: "tool", arguments: text } } : { index, function: { arguments: text } }] }));
+          });
+        });
+        if (turn.finish !== null) events.push(chunk({}, turn.finish));
+        if (turn.done) events.push({ data: "[DONE]" });
+        checkRoundTrip("openai-chat", events, sizes);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

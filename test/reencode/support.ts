@@ -1,0 +1,45 @@
+import { createByteDecoder } from "../../src/adapters/bytes.js";
+import { concatBytes } from "../../src/reencode/common.js";
+import { createReencoder } from "../../src/reencode/index.js";
+import type { Reencoder } from "../../src/reencode/types.js";
+import type { DecodedTurn, ProviderEvent, ProviderName } from "../../src/types.js";
+
+/** A recorded stream as the provider sends it over SSE (event names and payload types restored, as `toolwire serve` does). */
+export function sseBody(provider: ProviderName, events: readonly ProviderEvent[]): string {
+  let out = "";
+  for (const event of events) {
+    let data = event.data;
+    let name = event.event;
+    if ((provider === "anthropic" || provider === "openai-responses") && typeof data === "object" && data !== null && !Array.isArray(data)) {
+      const record = data as Record<string, unknown>;
+      if (name === undefined && typeof record.type === "string") name = record.type;
+      if (name !== undefined && name !== "error" && record.type === undefined) data = { type: name, ...record };
+    }
+    if (name !== undefined) out += `event: ${name}\n`;
+    const payload = typeof data === "string" ? data : JSON.stringify(data);
+    for (const line of payload.split("\n")) out += `data: ${line}\n`;
+    out += "\n";
+  }
+  return out;
+}
+
+/** Runs bytes through a re-encoder in the given chunk sizes (cycled). */
+export function reencode(provider: ProviderName, body: Uint8Array, sizes: readonly number[] = [body.length || 1]): { output: Uint8Array; reencoder: Reencoder; pieces: number } {
+  const reencoder = createReencoder(provider);
+  const parts: Uint8Array[] = [];
+  let offset = 0;
+  let turn = 0;
+  while (offset < body.length) {
+    const size = Math.max(1, sizes[turn++ % sizes.length] as number);
+    parts.push(...reencoder.push(body.subarray(offset, offset + size)));
+    offset += size;
+  }
+  parts.push(...reencoder.end());
+  return { output: concatBytes(parts), reencoder, pieces: parts.length };
+}
+
+export function decodeBytes(provider: ProviderName, bytes: Uint8Array): DecodedTurn {
+  const decoder = createByteDecoder(provider);
+  decoder.push(bytes);
+  return decoder.finish();
+}

@@ -184,7 +184,8 @@ describe("README example: guards", () => {
       ["read_file", bad],
       ["read_file", bad],
       ["write_file", '{"path": "src/b.ts", "text": "x"}'],
-      ["read_file", '{"path": "a.ts", "lines": 4'],
+      // Not losslessly repairable (a missing closing brace would be): never run.
+      ["read_file", '{"path": "a.ts" "lines": :4}'],
     ]);
     const { results, footer, stop } = await guardsExample(turn, schemas, runTool);
     expect(ran).toEqual([

@@ -22,6 +22,8 @@ export interface TextCallHost<Call> {
  */
 export class TextCallRouter<Call> {
   private readonly channels = new Map<ContentBlock, TextCallExtractor>();
+  /** The text each block received, as sent (its `text` lacks the calls' markup). */
+  private readonly received = new Map<ContentBlock, string[]>();
   /** Complete calls extracted from text (not from a failed generation). */
   completeCalls = 0;
 
@@ -34,12 +36,26 @@ export class TextCallRouter<Call> {
     return this.options.reasoning;
   }
 
-  text(block: TextBlock, text: string): void {
-    this.channel(block, (t) => this.host.emitText(block, t)).push(text);
+  /**
+   * Reads a text delta. Returns true when it is plain text the caller passes on itself (the fast
+   * path, one check per delta); otherwise the extractor has taken it.
+   */
+  text(block: TextBlock, text: string): boolean {
+    // The block of the previous delta, without a map lookup or a closure: this runs per delta.
+    const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, false);
+    (this.lastReceived as string[]).push(text);
+    if (extractor.passesThrough(text)) return true;
+    extractor.push(text);
+    return false;
   }
 
-  reasoning(block: ReasoningBlock, text: string): void {
-    this.channel(block, (t) => this.host.emitReasoning(block, t)).push(text);
+  /** Reads a reasoning delta; the return value is as for `text`. */
+  reasoning(block: ReasoningBlock, text: string): boolean {
+    const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, true);
+    (this.lastReceived as string[]).push(text);
+    if (extractor.passesThrough(text)) return true;
+    extractor.push(text);
+    return false;
   }
 
   /** The stream is over: held text is passed on and calls still open are closed as not complete. */
@@ -47,12 +63,31 @@ export class TextCallRouter<Call> {
     for (const extractor of this.channels.values()) extractor.end(cause);
   }
 
-  private channel(block: ContentBlock, emit: (text: string) => void): TextCallExtractor {
+  private lastBlock: ContentBlock | null = null;
+  private lastExtractor: TextCallExtractor | null = null;
+  private lastReceived: string[] | null = null;
+
+  /** The text `block` received so far, as sent (null when it received none through the extractor). */
+  receivedText(block: ContentBlock): string | null {
+    const parts = this.received.get(block);
+    if (!parts) return null;
+    const text = parts.join("");
+    parts.length = 0;
+    parts.push(text);
+    return text;
+  }
+
+  private channel(block: ContentBlock, reasoning: boolean): TextCallExtractor {
     let extractor = this.channels.get(block);
     if (!extractor) {
+      const emit = reasoning ? (t: string) => this.host.emitReasoning(block as ReasoningBlock, t) : (t: string) => this.host.emitText(block as TextBlock, t);
       extractor = new TextCallExtractor(this.options, this.sink(emit, "text"));
       this.channels.set(block, extractor);
+      this.received.set(block, []);
     }
+    this.lastBlock = block;
+    this.lastExtractor = extractor;
+    this.lastReceived = this.received.get(block) as string[];
     return extractor;
   }
 

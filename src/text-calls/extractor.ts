@@ -85,6 +85,9 @@ export class TextCallExtractor implements ParseContext {
     this.pairCodes = [...new Set(this.markers.map((m) => m.literal.charCodeAt(0) * 65536 + m.literal.charCodeAt(1)))];
   }
 
+  /** Calls this extractor opened so far. */
+  callsOpened = 0;
+
   /** True while a call is open (its arguments are streaming). */
   get inCall(): boolean {
     return this.callOpen;
@@ -289,6 +292,7 @@ export class TextCallExtractor implements ParseContext {
       return false;
     }
     this.callOpen = true;
+    this.callsOpened++;
     this.callName = name;
     this.heldRaw = "";
     this.flush();

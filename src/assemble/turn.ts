@@ -254,11 +254,11 @@ export class TurnBuilder {
   }
 
   /**
-   * The text a block received, as sent: with text calls on, `block.text` lacks the calls' markup
-   * (a block whose text was all one call is empty although text arrived).
+   * The text a block received, as sent; null when text calls took markup out of `block.text` or
+   * hold some of it back (then text did arrive, though `block.text` may be empty).
    */
-  streamedText(block: Extract<ContentBlock, { type: "text" }>): string {
-    return this.textCalls?.receivedText(block) ?? block.text;
+  streamedText(block: Extract<ContentBlock, { type: "text" }>): string | null {
+    return this.textCalls === null || this.textCalls.keptWhole(block) ? block.text : null;
   }
 
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {

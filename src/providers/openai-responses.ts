@@ -321,7 +321,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (text === null || text === "") return;
     const streamed = turn.streamedText(block);
     if (streamed === "") turn.appendText(block, text);
-    else if (streamed !== text) {
+    else if (streamed !== null && streamed !== text) {
       warn("text_done_differs", "The final text of a message part differs from its streamed deltas; the streamed text was kept.", { final: text }, block.providerIndex);
     }
   };

@@ -67,6 +67,7 @@ export class TextCallExtractor implements ParseContext {
   private readonly firstChars: string;
   /** First and second character codes of the markers, as `first * 65536 + second`. */
   private readonly pairCodes: readonly number[];
+  private readonly usualFirstChars: boolean;
   /** Text read by the active parser since the last mark: emitted as text when the parser rejects. */
   private heldRaw = "";
   private rawFrom = 0;
@@ -82,8 +83,12 @@ export class TextCallExtractor implements ParseContext {
   ) {
     this.markers = MARKERS.filter((marker) => markerEnabled(marker, options.syntaxes));
     this.firstChars = [...new Set(this.markers.map((m) => m.literal[0] as string))].join("");
+    this.usualFirstChars = this.firstChars === "<[";
     this.pairCodes = [...new Set(this.markers.map((m) => m.literal.charCodeAt(0) * 65536 + m.literal.charCodeAt(1)))];
   }
+
+  /** Calls this extractor opened so far. */
+  callsOpened = 0;
 
   /** True while a call is open (its arguments are streaming). */
   get inCall(): boolean {
@@ -248,7 +253,7 @@ export class TextCallExtractor implements ParseContext {
   private mayStartMarker(text: string): boolean {
     const firstChars = this.firstChars;
     // The usual set ("<" and "["): two native searches settle most deltas.
-    if (firstChars === "<[" && text.indexOf("<") < 0 && text.indexOf("[") < 0) return false;
+    if (this.usualFirstChars && text.indexOf("<") < 0 && text.indexOf("[") < 0) return false;
     for (let f = 0; f < firstChars.length; f++) {
       // indexOf is native: on text deltas it beats a loop over the characters.
       for (let k = text.indexOf(firstChars[f] as string); k >= 0; k = text.indexOf(firstChars[f] as string, k + 1)) {
@@ -289,6 +294,7 @@ export class TextCallExtractor implements ParseContext {
       return false;
     }
     this.callOpen = true;
+    this.callsOpened++;
     this.callName = name;
     this.heldRaw = "";
     this.flush();

@@ -22,8 +22,6 @@ export interface TextCallHost<Call> {
  */
 export class TextCallRouter<Call> {
   private readonly channels = new Map<ContentBlock, TextCallExtractor>();
-  /** The text each block received, as sent (its `text` lacks the calls' markup). */
-  private readonly received = new Map<ContentBlock, string[]>();
   /** Complete calls extracted from text (not from a failed generation). */
   completeCalls = 0;
 
@@ -43,7 +41,6 @@ export class TextCallRouter<Call> {
   text(block: TextBlock, text: string): boolean {
     // The block of the previous delta, without a map lookup or a closure: this runs per delta.
     const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, false);
-    (this.lastReceived as string[]).push(text);
     if (extractor.passesThrough(text)) return true;
     extractor.push(text);
     return false;
@@ -52,7 +49,6 @@ export class TextCallRouter<Call> {
   /** Reads a reasoning delta; the return value is as for `text`. */
   reasoning(block: ReasoningBlock, text: string): boolean {
     const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, true);
-    (this.lastReceived as string[]).push(text);
     if (extractor.passesThrough(text)) return true;
     extractor.push(text);
     return false;
@@ -65,16 +61,14 @@ export class TextCallRouter<Call> {
 
   private lastBlock: ContentBlock | null = null;
   private lastExtractor: TextCallExtractor | null = null;
-  private lastReceived: string[] | null = null;
 
-  /** The text `block` received so far, as sent (null when it received none through the extractor). */
-  receivedText(block: ContentBlock): string | null {
-    const parts = this.received.get(block);
-    if (!parts) return null;
-    const text = parts.join("");
-    parts.length = 0;
-    parts.push(text);
-    return text;
+  /**
+   * Whether `block.text` is all the text the block received: false once the extractor took a
+   * call's markup out of it or holds some of it back.
+   */
+  keptWhole(block: ContentBlock): boolean {
+    const extractor = this.channels.get(block);
+    return !extractor || (extractor.callsOpened === 0 && extractor.heldBack === 0);
   }
 
   private channel(block: ContentBlock, reasoning: boolean): TextCallExtractor {
@@ -83,11 +77,9 @@ export class TextCallRouter<Call> {
       const emit = reasoning ? (t: string) => this.host.emitReasoning(block as ReasoningBlock, t) : (t: string) => this.host.emitText(block as TextBlock, t);
       extractor = new TextCallExtractor(this.options, this.sink(emit, "text"));
       this.channels.set(block, extractor);
-      this.received.set(block, []);
     }
     this.lastBlock = block;
     this.lastExtractor = extractor;
-    this.lastReceived = this.received.get(block) as string[];
     return extractor;
   }
 

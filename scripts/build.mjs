@@ -30,7 +30,13 @@ const tsc = spawnSync(process.execPath, [createRequire(import.meta.url).resolve(
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 const sources = walk(SRC).filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"));
-await build({ entryPoints: sources, outdir: OUT, outbase: SRC, format: "cjs", platform: "node", target: "node20", bundle: false, logLevel: "warning" });
+const cjs = await build({ entryPoints: sources, outdir: OUT, outbase: SRC, format: "cjs", platform: "node", target: "node20", bundle: false, logLevel: "warning" });
+// A warning here is a CommonJS build that would misbehave (`import.meta` is empty in CommonJS,
+// top-level await does not exist there): fail rather than ship it.
+if (cjs.warnings.length > 0) {
+  process.stderr.write(`build: the CommonJS build has ${cjs.warnings.length} warning(s); src/ outside src/cli must not use import.meta or top-level await.\n`);
+  process.exit(1);
+}
 for (const file of sources) {
   const declaration = join(TYPES, relative(SRC, file)).replace(/\.ts$/, ".d.ts");
   const target = join(OUT, relative(SRC, file)).replace(/\.ts$/, ".d.ts");

@@ -17,7 +17,7 @@ export function replayEvents(input: ReplayInput, options: DecoderOptions & { pro
   return decoder.finish();
 }
 
-/** The call as the `replay --json` contract of DESIGN.md states it. */
+/** The call as the `replay --json` contract of docs/design.md states it. */
 export interface ReplayJsonCall {
   index: number;
   id: string;

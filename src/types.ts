@@ -24,7 +24,7 @@ export interface ProviderEvent {
   data: unknown;
 }
 
-/** Where a call's final arguments came from (DESIGN.md, "Argument sources and precedence"). */
+/** Where a call's final arguments came from (docs/design.md, "Argument sources and precedence"). */
 export type ArgumentSource = "start" | "delta" | "final" | "merged" | "empty" | "text" | "failed_generation";
 
 /**

@@ -43,7 +43,7 @@ export interface Recording<S> {
 }
 
 /**
- * Tees a live stream into the NDJSON record format (DESIGN.md, "recorded stream files") while it
+ * Tees a live stream into the NDJSON record format (docs/design.md, "recorded stream files") while it
  * is decoded: `collectTurn("anthropic", record(response, sink))`. Each record carries the provider,
  * the SSE event name, `t` (ms since decoding started) and the payload; the file replays with
  * `toolwire replay` and `toolwire serve`.

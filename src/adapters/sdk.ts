@@ -102,3 +102,22 @@ export function providerEventFromSdkError(provider: ProviderName, error: unknown
       return null;
   }
 }
+
+/**
+ * `anthropic.messages.stream()` (the SDK's MessageStream) builds its message snapshot out of the
+ * `message_start` event's own `message` object: blocks, stop reason and usage are written into it
+ * as later events arrive. A consumer that reads `message_start` after the SDK processed later
+ * events (any await between the SDK's emit and the read: a watchdog race, a slow consumer) would
+ * decode a message that already holds content. So the event is copied at the moment the SDK emits
+ * it, and the copy is what gets decoded. Returns null for any other source (nothing to guard).
+ */
+export function pristineSdkEvents(source: object): ((item: unknown) => unknown) | null {
+  const emitter = source as { on?: unknown; finalMessage?: unknown };
+  if (typeof emitter.on !== "function" || typeof emitter.finalMessage !== "function") return null;
+  const copies = new WeakMap<object, unknown>();
+  const listen = emitter.on as (name: string, listener: (event: unknown) => void) => unknown;
+  listen.call(source, "streamEvent", (event: unknown) => {
+    if (typeof event === "object" && event !== null && (event as { type?: unknown }).type === "message_start") copies.set(event, structuredClone(event));
+  });
+  return (item) => (typeof item === "object" && item !== null ? (copies.get(item) ?? item) : item);
+}

@@ -5,7 +5,7 @@ import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, Diagnostic, ProviderEvent, ProviderName, TruncationCause } from "../types.js";
 import type { ByteDecoderOptions } from "./bytes.js";
 import { isRecording, Recorder, type Recording } from "./record.js";
-import { cancelSdkStream, providerEventFromSdkError, toProviderEvent, type SdkEventOf } from "./sdk.js";
+import { cancelSdkStream, pristineSdkEvents, providerEventFromSdkError, toProviderEvent, type SdkEventOf } from "./sdk.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, isStopped, Watchdog, type Stopped, type WatchdogOptions } from "./watchdog.js";
 import { ToolwireError } from "../errors.js";
 
@@ -69,9 +69,11 @@ function openSource(source: unknown): OpenSource {
   if (typeof source !== "object" || source === null || typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") {
     throw new ToolwireError("invalid_source", "decodeStream: the source must be a Response, a ReadableStream, or an async iterable (an SDK stream).");
   }
+  // Listening first: the SDK emits on the listener before the iterator's read resolves.
+  const pristine = pristineSdkEvents(source);
   const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
   return {
-    next: () => iterator.next(),
+    next: pristine ? () => iterator.next().then((result) => (result.done ? result : { done: false, value: pristine(result.value) })) : () => iterator.next(),
     cancel(reason) {
       // An async generator cannot be returned while it awaits the network: abort the SDK's own
       // request first, then ask the iterator to finish once its pending read settles.

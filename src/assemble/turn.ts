@@ -253,9 +253,17 @@ export class TurnBuilder {
     return this.blockPositions.get(block) ?? this.blocks.indexOf(block);
   }
 
+  /**
+   * The text a block received, as sent; null when text calls took markup out of `block.text` or
+   * hold some of it back (then text did arrive, though `block.text` may be empty).
+   */
+  streamedText(block: Extract<ContentBlock, { type: "text" }>): string | null {
+    return this.textCalls === null || this.textCalls.keptWhole(block) ? block.text : null;
+  }
+
   appendText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
-    if (this.textCalls) this.textCalls.text(block, text);
-    else this.emitText(block, text);
+    // With text calls on, plain text (most deltas) still comes straight back here.
+    if (this.textCalls === null || this.textCalls.text(block, text)) this.emitText(block, text);
   }
 
   private emitText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
@@ -265,8 +273,7 @@ export class TurnBuilder {
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
-    if (this.textCalls?.readsReasoning) this.textCalls.reasoning(block, text);
-    else this.emitReasoning(block, text);
+    if (this.textCalls === null || !this.textCalls.readsReasoning || this.textCalls.reasoning(block, text)) this.emitReasoning(block, text);
   }
 
   private emitReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {

@@ -90,7 +90,7 @@ export async function collectInputFiles(paths: readonly string[], cwd: string): 
     }
     const found = entries
       .filter((entry) => entry.endsWith(".ndjson"))
-      .filter((entry) => !entry.split(sep).slice(0, -1).some((folder) => folder in SKIPPED_FOLDERS))
+      .filter((entry) => !entry.split(sep).slice(0, -1).some((folder) => Object.hasOwn(SKIPPED_FOLDERS, folder)))
       .sort()
       .map((entry) => join(absolute, entry));
     for (const file of found) files.push({ path: file, shown: shownPath(file, cwd), root: absolute });

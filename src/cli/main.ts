@@ -31,7 +31,7 @@ export const EXIT_CODES_HELP = `Exit codes (every command):
   3  input error: a path that is missing, unreadable, a directory where a file is needed, or
      empty (no recorded stream in it); an unrecognized or malformed format; a provider not
      recognizable from the payloads; input refused with a typed error (e.g. too_deep)
-  70 internal error: a bug in toolwire (the message carries the stack; please report it)`;
+  70 internal error: a bug in toolwire (TOOLWIRE_DEBUG=1 prints its stack; please report it)`;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
   if (!Object.hasOwn(COMMANDS, name)) return null;

@@ -25,11 +25,11 @@ export function routeOf(url: string): Route | null {
   }
   if (path.endsWith("/messages")) return { provider: "anthropic", history: "anthropic", reencode: true };
   if (path.endsWith("/chat/completions")) return { provider: "openai-chat", history: "openai-chat", reencode: true };
-  if (path.endsWith("/responses")) return { provider: "openai-responses", history: "openai-responses", reencode: false };
+  if (path.endsWith("/responses")) return { provider: "openai-responses", history: "openai-responses", reencode: true };
   if (path.endsWith(":streamGenerateContent") || path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: false };
   if (/\/model\/[^/]+\/converse(-stream)?$/.test(path)) return { provider: "bedrock", history: "bedrock", reencode: false };
   if (/\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) return { provider: "anthropic", history: "anthropic", reencode: false };
-  if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: false };
+  if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: true };
   return null;
 }
 
@@ -45,7 +45,7 @@ export function routeFor(provider: ProviderName, url: string): Route {
     bedrock: "bedrock",
     ollama: null,
   };
-  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" };
+  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" };
 }
 
 const HOST_TARGETS: Array<[RegExp, SchemaTarget]> = [

@@ -2,7 +2,7 @@ import { isProviderName, PROVIDERS, type ProviderEvent, type ProviderName } from
 import { ToolwireError } from "../errors.js";
 
 /**
- * The recorded stream file format of DESIGN.md ("recorded stream files (NDJSON)"): one JSON
+ * The recorded stream file format of docs/design.md ("recorded stream files (NDJSON)"): one JSON
  * value per line, `#` comments and blank lines skipped, wrapped records
  * `{data, event?, sequence?, provider?, t?}` or bare payload lines.
  */

@@ -4,7 +4,7 @@ import { scanJson } from "./incremental.js";
 import { classifyRepair, type LossyRepair } from "./repair.js";
 
 /**
- * Turns a call's argument sources into one decision, following DESIGN.md's precedence:
+ * Turns a call's argument sources into one decision, following docs/design.md's precedence:
  * final snapshot, delta stream, shape classification, gated repair, start input, empty, error.
  * Pure and synchronous: the same sources always give the same result.
  */

@@ -5,6 +5,7 @@ export {
   ReplayLoadError,
   startReplayServer,
   type ReplayHandlerOptions,
+  type ReplayRequestLog,
   type ReplayServer,
   type ReplayServerOptions,
   type ReplayStream,

@@ -361,7 +361,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (literal.parser.state === "error" || literal.chars > maxArgumentChars) state.literal = null;
   };
 
-  /** Rule 2 of DESIGN.md: the fragments as sent, when they form one object, win over a resend reading. */
+  /** Rule 2 of docs/design.md: the fragments as sent, when they form one object, win over a resend reading. */
   const revertToLiteral = (state: CallState, call: ToolCallAssembler, literal: LiteralReading): void => {
     state.literal = null;
     literal.parser.end();

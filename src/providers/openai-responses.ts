@@ -319,8 +319,9 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
 
   const fillText = (block: TextBlock, text: string | null): void => {
     if (text === null || text === "") return;
-    if (block.text === "") turn.appendText(block, text);
-    else if (block.text !== text) {
+    const streamed = turn.streamedText(block);
+    if (streamed === "") turn.appendText(block, text);
+    else if (streamed !== null && streamed !== text) {
       warn("text_done_differs", "The final text of a message part differs from its streamed deltas; the streamed text was kept.", { final: text }, block.providerIndex);
     }
   };

@@ -2,26 +2,32 @@ import { createByteDecoder } from "../adapters/bytes.js";
 import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
+import { createOpenAIResponsesReencoder } from "./openai-responses.js";
+import { createOllamaReencoder } from "./ollama.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
 export type { Reencoder, RepairReport } from "./types.js";
 export { createAnthropicReencoder } from "./anthropic.js";
 export { createOpenAIChatReencoder } from "./openai-chat.js";
+export { createOpenAIResponsesReencoder } from "./openai-responses.js";
+export { createOllamaReencoder } from "./ollama.js";
 
 /** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
-export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat"];
+export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama"];
 
 /**
  * The re-encoder for a provider's stream: body bytes in, the same protocol's bytes out, with the
  * calls toolwire fixed rewritten, truncated or invalid calls withheld, and every other event
  * forwarded byte for byte as soon as it arrives (see `createAnthropicReencoder`,
- * `createOpenAIChatReencoder`). For providers without a re-encoder yet (`openai-responses`,
- * `gemini`, `bedrock`, `ollama`) the bytes pass through unchanged and are decoded on the side, so
+ * `createOpenAIChatReencoder`). For providers without a re-encoder yet (`gemini`,
+ * `bedrock`) the bytes pass through unchanged and are decoded on the side, so
  * that `turn` still tells what toolwire found.
  */
 export function createReencoder(provider: ProviderName, options: DecoderOptions = {}): Reencoder {
   if (provider === "anthropic") return createAnthropicReencoder(options);
   if (provider === "openai-chat") return createOpenAIChatReencoder(options);
+  if (provider === "openai-responses") return createOpenAIResponsesReencoder(options);
+  if (provider === "ollama") return createOllamaReencoder(options);
   return createPassthrough(provider, options);
 }
 

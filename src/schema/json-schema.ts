@@ -1,4 +1,5 @@
 import { ToolwireError } from "../errors.js";
+import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /**
  * Shared vocabulary for walking JSON Schema documents: which keywords hold subschemas, which
@@ -6,9 +7,7 @@ import { ToolwireError } from "../errors.js";
  * Everything here is pure: nodes are never mutated, transformed trees are fresh objects.
  */
 
-import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
-
-/** A JSON Schema object node (as opposed to the boolean schemas `true` and `false`). */
+/** A JSON Schema object node (the non-boolean form of `Schema`). */
 export type SchemaNode = Record<string, unknown>;
 /** A JSON Schema (2020-12): an object or a boolean. */
 export type Schema = boolean | SchemaNode;

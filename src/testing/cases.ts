@@ -9,6 +9,7 @@ import {
   compareTurns,
   decodeBytesSafely,
   decodeEventsSafely,
+  checkTextCalls,
   isCleanTurn,
   type DecodeRun,
   type PropertyName,
@@ -74,7 +75,7 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
   const { provider, source, plan } = fuzzCase;
   const mutated = "mutated" in fuzzCase ? fuzzCase.mutated : applyEventMutations(provider, source.events, plan.events);
   const limits = limitsFor(plan);
-  const options = limits ? { limits } : {};
+  const options = { ...(limits ? { limits } : {}), ...(plan.textCalls ? { textCalls: "auto" as const } : {}) };
   const found: Violation[] = [];
   const add = (violations: Violation[]): void => {
     for (const v of violations) if (!ignore.has(v.signature)) found.push(v);
@@ -118,15 +119,21 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
   const only = plan.events.length === 1 && changed ? plan.events[0] : undefined;
   if (only && !limits) {
     let reference: DecodeRun | null = null;
-    const ref = (): DecodeRun => (reference ??= decodeEventsSafely(provider, source.events));
+    const ref = (): DecodeRun => (reference ??= decodeEventsSafely(provider, source.events, options));
     if (only.op === "refragment" && isCleanTurn(ref().turn) && ran("refragment_invariant")) add(compareCalls("refragment_invariant", ref(), first, "re-cutting the argument fragments", wireIdsOf(source.events)));
     if (only.op === "interleave" && isCleanTurn(ref().turn) && ran("interleave_invariant")) add(compareCalls("interleave_invariant", ref(), first, "interleaving two calls' fragments", wireIdsOf(source.events)));
     if (only.op === "inject" && only.kind === "keepalive" && keepAliveEvents(provider).length > 0 && ran("keepalive_invariant")) add(compareTurns("keepalive_invariant", ref(), first, "inserting a keep-alive event"));
     if (only.op === "truncate" && isCleanTurn(ref().turn) && ran("prefix_consistent")) add(checkPrefix(first, ref()));
   }
 
-  // Generated streams know their answer.
-  if (source.spec && plan.events.length === 0 && !limits && ran("generated_roundtrip")) {
+  // Text calls: the incremental extractor inside the decoder reads what whole-text extraction reads.
+  if (plan.textCalls && !limits && ran("text_calls_invariant")) {
+    const { textCalls: _on, ...without } = options;
+    add(checkTextCalls(decodeEventsSafely(provider, mutated, without), first));
+  }
+
+  // Generated streams know their answer (their text may hold text calls: only without the option).
+  if (source.spec && plan.events.length === 0 && !limits && !plan.textCalls && ran("generated_roundtrip")) {
     add(checkGenerated(provider, first, source.spec, "event path"));
     if (isBenign(plan.bytes)) add(checkGenerated(provider, whole, source.spec, `byte path (${framing})`));
   }

@@ -5,3 +5,4 @@
  */
 export * from "./generators.js";
 export { runFuzz, caseArbitrary, roundSeed, type FuzzOptions, type FuzzSummary } from "./fuzz.js";
+export { renderTextCall, inlineTextCall, plainText, textCallDocument, wholeMessageTextCall, cutText, INLINE_SYNTAXES, type TextCallSpec, type TextCallDocument } from "./text-calls.js";

@@ -4,6 +4,7 @@ import { renderSpec, type CallSpec, type GeneratedStream, type TurnSpec } from "
 import { HOSTILE_KINDS, INVALID_UTF8, type ByteMutation, type EventMutation, type MutationPlan } from "./mutations.js";
 import { setOwn } from "./values.js";
 import type { LineEnding } from "./wire.js";
+import { cutText, textCallDocument, wholeMessageTextCall } from "./text-calls.js";
 
 /**
  * fast-check arbitraries of provider-neutral turn specs and of the streams rendered from them
@@ -63,7 +64,8 @@ const idBody = fc.stringMatching(/^[A-Za-z0-9]{4,16}$/);
 /** Provider-neutral turn specs: text, calls with random arguments, fragment sizes and layout choices. */
 export function turnSpec(options: { maxCalls?: number } = {}): fc.Arbitrary<TurnSpec> {
   return fc.record({
-    text: fc.array(hostileString(16), { maxLength: 4 }),
+    // Sometimes text with tool calls written into it (read only with the textCalls option).
+    text: fc.oneof({ weight: 4, arbitrary: fc.array(hostileString(16), { maxLength: 4 }) }, { weight: 1, arbitrary: textWithCalls() }),
     // Ids are unique within a turn: on most wires one id is one call (fragments are joined by it).
     // Colliding ids are a server quirk with tests of their own.
     calls: fc.uniqueArray(
@@ -77,6 +79,11 @@ export function turnSpec(options: { maxCalls?: number } = {}): fc.Arbitrary<Turn
   });
 }
 
+
+/** Text with tool calls written into it (any syntax), cut into text deltas anywhere. */
+export function textWithCalls(): fc.Arbitrary<string[]> {
+  return fc.oneof(textCallDocument(), wholeMessageTextCall()).chain((doc) => fc.array(fc.nat({ max: doc.text.length }), { maxLength: 8 }).map((cuts) => cutText(doc.text, cuts)));
+}
 
 /** Valid streams of `provider`, rendered from generated specs (each knows what it must decode to). */
 export function generatedStream(provider: ProviderName, options: { maxCalls?: number } = {}): fc.Arbitrary<GeneratedStream> {
@@ -144,6 +151,11 @@ const limits = fc.constantFrom<"default" | "small">("default", "default", "defau
  * stream) with chaos (several mutations and damaged bytes, checked against the invariants only).
  */
 export function mutationPlan(): fc.Arbitrary<MutationPlan> {
+  // One plan in four also decodes with textCalls on.
+  return fc.tuple(plainMutationPlan(), fc.nat({ max: 3 })).map(([plan, pick]) => (pick === 0 ? { ...plan, textCalls: true } : plan));
+}
+
+function plainMutationPlan(): fc.Arbitrary<MutationPlan> {
   const focused = (mutation: fc.Arbitrary<EventMutation>): fc.Arbitrary<MutationPlan> =>
     fc.record({ events: mutation.map((m) => [m]), bytes: fc.constant(NO_BYTES), previews, limits: fc.constant<"default">("default") });
   return fc.oneof(

@@ -1,3 +1,4 @@
+import { extractTextCalls } from "../text-calls/extractor.js";
 import { createByteDecoder, type ByteDecoderOptions } from "../adapters/bytes.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { nestingDepth } from "../json/finalize.js";
@@ -5,7 +6,7 @@ import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { expectedCallId, type TurnSpec } from "./spec.js";
-import { firstDifference, walkContainers } from "./values.js";
+import { firstDifference, stringifyJson, walkContainers } from "./values.js";
 
 /**
  * The invariants toolwire promises for any input, as functions that return the violations they
@@ -47,7 +48,13 @@ export type PropertyName =
   /** A generated valid stream decodes to exactly what was generated. */
   | "generated_roundtrip"
   /** Decoding within configured limits: calls per turn, argument size and depth, turn size. */
-  | "limits_respected";
+  | "limits_respected"
+  /**
+   * With `textCalls` on, each text block and the calls read from it are what the extractor reads
+   * from that block's whole text decoded without the option (any delta cutting gives the same),
+   * and the wire's own calls are unchanged.
+   */
+  | "text_calls_invariant";
 
 /** A violated property, with a signature that groups violations of the same bug. */
 export interface Violation {
@@ -490,5 +497,42 @@ export function checkGenerated(provider: ProviderName, run: DecodeRun, spec: Tur
     if (collides && call.providerId !== expectedCallId(provider, expected, i)) bad(`call ${i} lost its sent id (providerId ${String(call.providerId)})`, "id");
   });
   if (turn.finishReason !== "stop" && turn.finishReason !== "tool_calls") bad(`finish reason ${String(turn.finishReason)}`, "finish");
+  return found;
+}
+
+/**
+ * `text_calls_invariant`: `withCalls` decoded the events with `textCalls: "auto"`, `plain` without.
+ * Per text block, the text and the calls read from the text equal what the extractor reads from
+ * the block's whole text at once; the wire's calls are the same in both.
+ */
+export function checkTextCalls(plain: DecodeRun, withCalls: DecodeRun): Violation[] {
+  const a = plain.turn;
+  const b = withCalls.turn;
+  if (!a || !b || a.status !== b.status || a.diagnostics.some((d) => d.code === "turn_too_large" || d.code === "too_many_calls")) return [];
+  const found: Violation[] = [];
+  const bad = (message: string, detail: string): void => void found.push(violation("text_calls_invariant", message, detail));
+  // Ids are left out: a minted wire id may follow the call's index, which text calls shift.
+  const wire = (turn: DecodedTurn) => turn.toolCalls.filter((call) => call.source !== "text" && call.source !== "failed_generation").map((call) => ({ name: call.name, arguments: call.arguments, complete: call.complete }));
+  const wireA = wire(a);
+  const wireB = wire(b);
+  if (stringifyJson(wireA) !== stringifyJson(wireB)) bad(`the wire's calls changed with textCalls on (${wireA.length} → ${wireB.length})`, "wire_calls");
+  const textBlocksA = a.blocks.filter((block) => block.type === "text");
+  const textBlocksB = b.blocks.filter((block) => block.type === "text");
+  if (textBlocksA.length !== textBlocksB.length) {
+    bad(`${textBlocksB.length} text blocks with textCalls on, ${textBlocksA.length} without`, "blocks");
+    return found;
+  }
+  const fromText = b.toolCalls.filter((call) => call.source === "text");
+  const expected: Array<{ name: string; rawArguments: string; complete: boolean }> = [];
+  textBlocksA.forEach((block, i) => {
+    const whole = extractTextCalls(block.text, "auto");
+    const got = (textBlocksB[i] as { text: string }).text;
+    if (whole.text !== got) bad(`text block ${i}: ${JSON.stringify(got.slice(0, 60))} read incrementally, ${JSON.stringify(whole.text.slice(0, 60))} read whole`, "text");
+    for (const call of whole.calls) expected.push({ name: call.name, rawArguments: call.argumentText, complete: call.complete });
+  });
+  const actual = fromText.map((call) => ({ name: call.name, rawArguments: call.rawArguments, complete: call.complete }));
+  // Order across blocks follows the stream; compare as sorted lists of what was read.
+  const key = (list: typeof expected) => list.map((c) => stringifyJson(c)).sort();
+  if (stringifyJson(key(expected)) !== stringifyJson(key(actual))) bad(`calls read from text differ: ${actual.length} incrementally, ${expected.length} from the whole text`, "calls");
   return found;
 }

@@ -59,6 +59,8 @@ export interface MutationPlan {
   previews: boolean;
   /** `small` decodes with tight limits, so that every limit is reached by ordinary streams. */
   limits: "default" | "small";
+  /** Decode with `textCalls: "auto"` (tool calls written in text are read). Absent: off. */
+  textCalls?: boolean;
 }
 
 /** Limits used by `limits: "small"` plans: ordinary streams reach every one of them. */
@@ -336,6 +338,7 @@ export function describePlan(plan: MutationPlan): string {
   if (b.cuts.length > 0 || b.multibyteCuts) parts.push(`${b.cuts.length} cut(s)${b.multibyteCuts ? " + multi-byte cuts" : ""}`);
   if (b.framing !== 0) parts.push(`framing #${b.framing}`);
   if (plan.previews) parts.push("previews");
+  if (plan.textCalls) parts.push("text calls");
   if (plan.limits !== "default") parts.push(`${plan.limits} limits`);
   return parts.length > 0 ? parts.join("; ") : "none";
 }

@@ -10,7 +10,7 @@ import { describePlan, type MutationPlan } from "./mutations.js";
 import { stringifyJson } from "./values.js";
 
 /**
- * Regression files: a shrunk counterexample in the recorded stream format (DESIGN.md), so that
+ * Regression files: a shrunk counterexample in the recorded stream format (docs/design.md), so that
  * `toolwire replay` reads it like any other recording. The `# key: value` header names what the
  * fuzzer knew; the records hold two sequences, `source` (the stream before the event mutations)
  * and `mutated` (after them). Byte mutations are applied again on replay from the plan.

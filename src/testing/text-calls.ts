@@ -16,6 +16,7 @@ export interface TextCallSpec {
   variant?: string;
 }
 
+/** Text with calls written into it, and what an extractor must read from it. */
 export interface TextCallDocument {
   /** The whole text as the model wrote it. */
   text: string;

@@ -65,6 +65,9 @@ export class TextCallExtractor implements ParseContext {
   private parser: CallParser | null = null;
   private readonly markers: readonly Marker[];
   private readonly firstChars: string;
+  /** First and second character codes of the markers, as `first * 65536 + second`. */
+  private readonly pairCodes: readonly number[];
+  private readonly usualFirstChars: boolean;
   /** Text read by the active parser since the last mark: emitted as text when the parser rejects. */
   private heldRaw = "";
   private rawFrom = 0;
@@ -80,7 +83,12 @@ export class TextCallExtractor implements ParseContext {
   ) {
     this.markers = MARKERS.filter((marker) => markerEnabled(marker, options.syntaxes));
     this.firstChars = [...new Set(this.markers.map((m) => m.literal[0] as string))].join("");
+    this.usualFirstChars = this.firstChars === "<[";
+    this.pairCodes = [...new Set(this.markers.map((m) => m.literal.charCodeAt(0) * 65536 + m.literal.charCodeAt(1)))];
   }
+
+  /** Calls this extractor opened so far. */
+  callsOpened = 0;
 
   /** True while a call is open (its arguments are streaming). */
   get inCall(): boolean {
@@ -92,7 +100,19 @@ export class TextCallExtractor implements ParseContext {
     return this.pending.length + this.heldRaw.length;
   }
 
+  /**
+   * True when `text` is plain text the caller may pass on itself, as it is (the extractor is
+   * between calls, holds nothing, and `text` cannot start a marker): the per-delta fast path.
+   */
+  passesThrough(text: string): boolean {
+    return this.parser === null && this.pending.length === 0 && !this.atStart && !this.ended && !this.mayStartMarker(text);
+  }
+
   push(text: string): void {
+    if (this.passesThrough(text)) {
+      if (text.length > 0) this.sink.text(text);
+      return;
+    }
     if (this.ended || text.length === 0) return;
     const s = this.pending.length > 0 ? this.pending + text : text;
     this.pending = "";
@@ -108,6 +128,7 @@ export class TextCallExtractor implements ParseContext {
       if (parser.status === "more") {
         if (!this.callOpen) this.heldRaw += s.slice(this.rawFrom, at);
         this.pending = s.slice(at);
+        this.flush();
         return;
       }
       if (parser.status === "reject") {
@@ -123,6 +144,7 @@ export class TextCallExtractor implements ParseContext {
     }
     // A marker that ends the text: its parser has read nothing yet, but the marker is held.
     if (this.parser && !this.callOpen) this.heldRaw += s.slice(this.rawFrom, i);
+    this.flush();
   }
 
   /**
@@ -137,10 +159,22 @@ export class TextCallExtractor implements ParseContext {
       this.sink.close(false, cause);
     } else {
       this.emit(this.heldRaw + this.pending);
+      this.flush();
     }
     this.parser = null;
     this.pending = "";
     this.heldRaw = "";
+  }
+
+  /** Text passed on by one `push`, sent as one piece (before a call opens, or when the push ends). */
+  private out = "";
+
+  private flush(): void {
+    if (this.out.length > 0) {
+      const text = this.out;
+      this.out = "";
+      this.sink.text(text);
+    }
   }
 
   private emit(text: string): void {
@@ -153,7 +187,7 @@ export class TextCallExtractor implements ParseContext {
         }
       }
     }
-    this.sink.text(text);
+    this.out = this.out.length === 0 ? text : this.out + text;
   }
 
   private activate(parser: CallParser, at: number): void {
@@ -189,26 +223,44 @@ export class TextCallExtractor implements ParseContext {
       i = j;
     }
     const n = s.length;
+    // Plain text is passed on as one slice (or `s` itself), not piece by piece around each `<`.
+    const from = i;
     while (i < n) {
       const k = this.nextCandidate(s, i);
-      if (k < 0) {
-        this.emit(s.slice(i));
-        return n;
-      }
-      if (k > i) this.emit(s.slice(i, k));
+      if (k < 0) break;
       const marker = this.markerAt(s, k);
+      if (marker === null) {
+        i = k + 1;
+        continue;
+      }
+      if (k > from) this.emit(s.slice(from, k));
       if (marker === PARTIAL) {
         this.pending = s.slice(k);
         return n;
       }
-      if (marker) {
-        this.activate(marker.create(), k);
-        return k + marker.literal.length;
-      }
-      this.emit(s[k] as string);
-      i = k + 1;
+      this.activate(marker.create(), k);
+      return k + marker.literal.length;
     }
+    this.emit(from === 0 ? s : s.slice(from));
     return n;
+  }
+
+  /**
+   * Whether `text` may hold the start of a marker: a first character of one followed by a second
+   * character of one (or by the end of the text). One pass, no allocation: most `<` and `[` in
+   * text ("a < b", "Array<T>", "[1]") are rejected here without leaving the fast path.
+   */
+  private mayStartMarker(text: string): boolean {
+    const firstChars = this.firstChars;
+    // The usual set ("<" and "["): two native searches settle most deltas.
+    if (this.usualFirstChars && text.indexOf("<") < 0 && text.indexOf("[") < 0) return false;
+    for (let f = 0; f < firstChars.length; f++) {
+      // indexOf is native: on text deltas it beats a loop over the characters.
+      for (let k = text.indexOf(firstChars[f] as string); k >= 0; k = text.indexOf(firstChars[f] as string, k + 1)) {
+        if (k + 1 === text.length || this.pairCodes.includes(text.charCodeAt(k) * 65536 + text.charCodeAt(k + 1))) return true;
+      }
+    }
+    return false;
   }
 
   private nextCandidate(s: string, i: number): number {
@@ -222,6 +274,8 @@ export class TextCallExtractor implements ParseContext {
 
   /** The marker starting at `k`, PARTIAL when the text ends inside one, null when none. */
   private markerAt(s: string, k: number): Marker | typeof PARTIAL | null {
+    // Most `<` and `[` in text start no marker: their first two characters say so at once.
+    if (k + 1 < s.length && !this.pairCodes.includes(s.charCodeAt(k) * 65536 + s.charCodeAt(k + 1))) return null;
     let partial = false;
     for (const marker of this.markers) {
       const end = matchAt(s, k, marker.literal);
@@ -240,8 +294,10 @@ export class TextCallExtractor implements ParseContext {
       return false;
     }
     this.callOpen = true;
+    this.callsOpened++;
     this.callName = name;
     this.heldRaw = "";
+    this.flush();
     this.sink.open(name, syntax);
     return true;
   }

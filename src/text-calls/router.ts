@@ -34,12 +34,24 @@ export class TextCallRouter<Call> {
     return this.options.reasoning;
   }
 
-  text(block: TextBlock, text: string): void {
-    this.channel(block, (t) => this.host.emitText(block, t)).push(text);
+  /**
+   * Reads a text delta. Returns true when it is plain text the caller passes on itself (the fast
+   * path, one check per delta); otherwise the extractor has taken it.
+   */
+  text(block: TextBlock, text: string): boolean {
+    // The block of the previous delta, without a map lookup or a closure: this runs per delta.
+    const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, false);
+    if (extractor.passesThrough(text)) return true;
+    extractor.push(text);
+    return false;
   }
 
-  reasoning(block: ReasoningBlock, text: string): void {
-    this.channel(block, (t) => this.host.emitReasoning(block, t)).push(text);
+  /** Reads a reasoning delta; the return value is as for `text`. */
+  reasoning(block: ReasoningBlock, text: string): boolean {
+    const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, true);
+    if (extractor.passesThrough(text)) return true;
+    extractor.push(text);
+    return false;
   }
 
   /** The stream is over: held text is passed on and calls still open are closed as not complete. */
@@ -47,12 +59,27 @@ export class TextCallRouter<Call> {
     for (const extractor of this.channels.values()) extractor.end(cause);
   }
 
-  private channel(block: ContentBlock, emit: (text: string) => void): TextCallExtractor {
+  private lastBlock: ContentBlock | null = null;
+  private lastExtractor: TextCallExtractor | null = null;
+
+  /**
+   * Whether `block.text` is all the text the block received: false once the extractor took a
+   * call's markup out of it or holds some of it back.
+   */
+  keptWhole(block: ContentBlock): boolean {
+    const extractor = this.channels.get(block);
+    return !extractor || (extractor.callsOpened === 0 && extractor.heldBack === 0);
+  }
+
+  private channel(block: ContentBlock, reasoning: boolean): TextCallExtractor {
     let extractor = this.channels.get(block);
     if (!extractor) {
+      const emit = reasoning ? (t: string) => this.host.emitReasoning(block as ReasoningBlock, t) : (t: string) => this.host.emitText(block as TextBlock, t);
       extractor = new TextCallExtractor(this.options, this.sink(emit, "text"));
       this.channels.set(block, extractor);
     }
+    this.lastBlock = block;
+    this.lastExtractor = extractor;
     return extractor;
   }
 

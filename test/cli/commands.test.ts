@@ -55,6 +55,15 @@ describe("toolwire replay: the quick start's report", () => {
     expect(named).toMatch(/^testdata\/regressions\//m);
   });
 
+  it("a folder named like an Object.prototype key is still searched", async () => {
+    const dir = scratch();
+    mkdirSync(join(dir, "constructor"));
+    copyFileSync(join(TESTDATA, KIMI), join(dir, "constructor", "kimi.ndjson"));
+    const { code, out } = await cli(["replay", "."], { cwd: dir });
+    expect(code).toBe(0);
+    expect(out).toMatch(/^constructor\/kimi\.ndjson$/m);
+  });
+
   it("a short run lists every call, as before", async () => {
     const { out } = await cli(["replay", `testdata/${KIMI}`]);
     expect(out).toContain("start_input_plus_delta_continuation_invalid_json: anthropic");

@@ -4,14 +4,14 @@ import OpenAIv7 from "openai-v7";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepairingFetch, type RepairReport } from "../../src/fetch/index.js";
 import type { ReplayServer, ReplayStream } from "../../src/node/replay-server.js";
-import type { DecodedTurn } from "../../src/types.js";
+import type { DecodedTurn, ProviderName } from "../../src/types.js";
 import { ACCUMULATION_DIFFERENCES, THROUGH_FETCH } from "./sdk-differences.js";
-import { ANTHROPIC_REQUEST, CHAT_REQUEST, fileTurn, pick, startTestdataServer, streamsOf } from "./support.js";
+import { ANTHROPIC_REQUEST, CHAT_REQUEST, fileTurn, pick, RESPONSES_REQUEST, startTestdataServer, streamsOf } from "./support.js";
 
 /**
  * The real SDKs with toolwire's repairing fetch in front of them (`fetch` client option), against
- * the replay server playing every recorded Anthropic and Chat Completions stream: the SDK's own
- * accumulation (`finalMessage()`, `finalChatCompletion()`) holds exactly the calls toolwire
+ * the replay server playing every recorded Anthropic, Chat Completions and Responses stream: the
+ * SDK's own accumulation (`finalMessage()`, `finalChatCompletion()`, `finalResponse()`) holds exactly the calls toolwire
  * decodes as runnable, with toolwire's ids and arguments. The few streams where it cannot are in
  * THROUGH_FETCH (sdk-differences.ts), each with the reason.
  */
@@ -70,6 +70,27 @@ async function chatCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: Replay
   }
 }
 
+async function responsesCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: ReplayStream): Promise<Calls> {
+  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch }) as unknown as OpenAI;
+  try {
+    const response = await client.responses.stream(RESPONSES_REQUEST, pick(stream)).finalResponse();
+    return response.output.flatMap((item) => {
+      if (item.type === "function_call") {
+        let args: unknown;
+        try {
+          args = JSON.parse(item.arguments);
+        } catch {
+          args = item.arguments;
+        }
+        return [{ id: item.call_id, name: item.name, arguments: args }];
+      }
+      return item.type === "custom_tool_call" ? [{ id: item.call_id, name: item.name, arguments: { input: item.input } }] : [];
+    });
+  } catch (error) {
+    return threw(error);
+  }
+}
+
 function check(key: string, sdk: Calls, turn: DecodedTurn, client: string): void {
   const known = THROUGH_FETCH[key];
   if (known && (known.clients === undefined || known.clients.includes(client))) {
@@ -94,11 +115,20 @@ describe.each(streamsOf("openai-chat").map((stream) => [stream.key, stream] as c
   });
 });
 
+describe.each(streamsOf("openai-responses").map((stream) => [stream.key, stream] as const))("%s", (key, stream) => {
+  it("openai 6 finalResponse() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await responsesCalls(OpenAI, stream), fileTurn(stream), "openai6");
+  });
+  it("openai 7 finalResponse() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await responsesCalls(OpenAIv7, stream), fileTurn(stream), "openai7");
+  });
+});
+
 describe("the SDK accumulation differences", () => {
   it("every one is fixed through the fetch or explained in THROUGH_FETCH", () => {
     const chatOrAnthropic = Object.keys(ACCUMULATION_DIFFERENCES).filter((key) => key.startsWith("anthropic/") || key.startsWith("openai-chat/"));
     expect(chatOrAnthropic.length).toBeGreaterThan(25);
-    for (const key of Object.keys(THROUGH_FETCH)) expect(streamsOf(key.startsWith("anthropic/") ? "anthropic" : "openai-chat").some((stream) => stream.key === key), key).toBe(true);
+    for (const key of Object.keys(THROUGH_FETCH)) expect(streamsOf(key.split("/")[0] as ProviderName).some((stream) => stream.key === key), key).toBe(true);
   });
 
   it("repairs are reported with toolwire's codes", () => {

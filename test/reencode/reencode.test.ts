@@ -7,7 +7,7 @@ import { decodeBytes, reencode, sseBody } from "./support.js";
 
 const encoder = new TextEncoder();
 
-const cases = (["anthropic", "openai-chat"] as const).flatMap((provider: ProviderName) =>
+const cases = (["anthropic", "openai-chat", "openai-responses"] as const).flatMap((provider: ProviderName) =>
   testdataFiles(provider).flatMap((file) => file.streams.map((stream) => ({ key: `${provider}/${file.name}#${stream.sequence ?? ""}`, provider, events: stream.events }))),
 );
 

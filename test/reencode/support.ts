@@ -43,3 +43,8 @@ export function decodeBytes(provider: ProviderName, bytes: Uint8Array): DecodedT
   decoder.push(bytes);
   return decoder.finish();
 }
+
+/** A recorded Ollama stream as its NDJSON body. */
+export function ndjsonBody(events: readonly ProviderEvent[]): string {
+  return events.map((event) => `${typeof event.data === "string" ? event.data : JSON.stringify(event.data)}\n`).join("");
+}

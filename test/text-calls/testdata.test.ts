@@ -41,7 +41,8 @@ function project(turn: DecodedTurn) {
       textSyntax: call.textSyntax ?? null,
       complete: call.complete,
       repairs: call.repairs,
-      error: call.error,
+      // The message's wording is not part of the expectation: its code and cause are.
+      error: call.error ? { code: call.error.code, ...(call.error.cause ? { cause: call.error.cause } : {}) } : null,
     })),
     diagnostics: turn.diagnostics.map((d) => d.code),
   };

@@ -1,0 +1,130 @@
+import { createByteDecoder } from "../src/adapters/bytes.js";
+import type { DecoderOptions } from "../src/types.js";
+import { chunkBytes } from "./fixtures.js";
+
+/**
+ * The text-call extractor's cost on text-heavy streams: assistant text (prose, markdown, code with
+ * `<`, `[` and `{`, the characters markers start with) in Chat Completions deltas of 1 to 32
+ * characters, ending with two Hermes calls, decoded from bytes with `textCalls: "auto"` and
+ * without. Two streams: 1 MB of SSE bytes (the headline), and 1 MB of text (about 10 MB of SSE).
+ * CPU time (process.cpuUsage), runs alternated on/off, median of each; prints the ratios.
+ *
+ *   npm run build && node dist/bench/text-calls.js
+ *
+ * No forced gc() between runs (as in bench/run.ts): it shrinks the young generation and makes the
+ * next run's allocation pattern, not its work, dominate.
+ */
+
+const MB = 1024 * 1024;
+const RUNS = Number(process.env.TOOLWIRE_BENCH_RUNS ?? 15);
+
+const PARAGRAPHS = [
+  "The extractor reads every delta once. Text before a possible marker is passed on at once, and only a suffix that could still start a marker is held back. ",
+  "In TypeScript, `Array<Record<string, unknown>>` and `a < b && c > d` are common; so are [links](https://example.com) and [1] footnotes. ",
+  "```ts\nfunction pick<T>(items: T[], n: number): T[] { return items.slice(0, n); }\nconst x = { a: [1, 2, 3], b: '<tag>' };\n```\n",
+  "Prices rose 3% (see table [A]); the <em>median</em> fell. Use `<|endoftext|>`-style tokens carefully. ",
+  "Ünïcödé text — with dashes, “quotes” and emoji 😀 — is handled as UTF-16 like the rest.\n\n",
+];
+
+export function assistantText(chars: number): string {
+  let text = "";
+  for (let i = 0; text.length < chars; i++) text += PARAGRAPHS[i % PARAGRAPHS.length];
+  return (
+    text.slice(0, chars) +
+    '\n<tool_call>\n{"name": "write_file", "arguments": {"path": "notes.md", "content": "done"}}\n</tool_call>\n' +
+    '<tool_call>\n{"name": "shell", "arguments": {"command": "ls"}}\n</tool_call>'
+  );
+}
+
+/** Deltas of 1 to 32 characters (deterministic), each one SSE chunk. */
+export function sseBody(text: string): string {
+  const parts: string[] = [];
+  const head = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1760000000, model: "bench" };
+  parts.push(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`);
+  let seed = 7;
+  for (let i = 0; i < text.length; ) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    const n = 1 + ((seed >>> 16) % 32);
+    const piece = text.slice(i, i + n);
+    i += n;
+    parts.push(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+  }
+  parts.push(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+  parts.push("data: [DONE]\n\n");
+  return parts.join("");
+}
+
+function decodeOnce(chunks: Uint8Array[], options: DecoderOptions): number {
+  const decoder = createByteDecoder("openai-chat", options);
+  for (const chunk of chunks) decoder.push(chunk);
+  return decoder.finish().toolCalls.length;
+}
+
+/** Decodes the stream `times` times: a sample long enough (about 100 ms) for CPU time to be steady. */
+function decodeTimes(chunks: Uint8Array[], options: DecoderOptions, times: number): void {
+  for (let i = 0; i < times; i++) decodeOnce(chunks, options);
+}
+
+function cpuMs(fn: () => void): number {
+  const start = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+/** A stream of about `bytes` SSE bytes. */
+export function streamOfBytes(bytes: number): string {
+  // About 150 bytes of chunk envelope per delta of 16.5 characters on average.
+  return sseBody(assistantText(Math.round((bytes / 166) * 16.5)));
+}
+
+export function runTextCallsBench(body: string): { off: number; on: number; ratio: number; bytes: number; textChars: number } {
+  const chunks = chunkBytes(body);
+  const on: DecoderOptions = { textCalls: "auto" };
+  if (decodeOnce(chunks, on) !== 2 || decodeOnce(chunks, {}) !== 0) throw new Error("bench stream does not decode as expected");
+  // Warm-up: both paths until the JIT has settled.
+  for (let i = 0; i < 5; i++) {
+    decodeOnce(chunks, {});
+    decodeOnce(chunks, on);
+  }
+  const once = cpuMs(() => decodeOnce(chunks, {}));
+  const times = Math.max(1, Math.round(100 / Math.max(once, 0.1)));
+  const offTimes: number[] = [];
+  const onTimes: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    // Alternate the order so that drift (thermal, other load) falls on both sides.
+    const pair = i % 2 === 0 ? ([false, true] as const) : ([true, false] as const);
+    for (const extract of pair) {
+      const ms = cpuMs(() => decodeTimes(chunks, extract ? on : {}, times)) / times;
+      (extract ? onTimes : offTimes).push(ms);
+    }
+  }
+  const off = median(offTimes);
+  const withExtraction = median(onTimes);
+  const textChars = decodeTextLength(chunks);
+  return { off, on: withExtraction, ratio: withExtraction / off, bytes: body.length, textChars };
+}
+
+function decodeTextLength(chunks: Uint8Array[]): number {
+  const decoder = createByteDecoder("openai-chat");
+  for (const chunk of chunks) decoder.push(chunk);
+  return decoder.finish().text.length;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const [label, body] of [
+    ["1 MB stream", streamOfBytes(MB)],
+    ["1 MB of text", sseBody(assistantText(MB))],
+  ] as const) {
+    const result = runTextCallsBench(body);
+    console.log(`${label}: ${(result.bytes / MB).toFixed(2)} MB of SSE, ${(result.textChars / MB).toFixed(2)} M characters of text, ${RUNS} runs each, CPU time median`);
+    console.log(`  textCalls off:  ${result.off.toFixed(1)} ms`);
+    console.log(`  textCalls auto: ${result.on.toFixed(1)} ms`);
+    console.log(`  ratio: ${result.ratio.toFixed(3)}x (target ≤ 1.05x)`);
+  }
+}

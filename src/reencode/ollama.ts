@@ -1,0 +1,105 @@
+import { createDecoder } from "../providers/registry.js";
+import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
+import { DecoderTap, decodedAsSent, isPlainObject } from "./common.js";
+import { encodeOut } from "./sse-events.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+/**
+ * Ollama native `/api/chat` (NDJSON): decoded, then re-emitted line by line. Calls arrive whole, so
+ * nothing is held: a line passes as it came unless its `tool_calls` need a fix (no id or a
+ * colliding id, arguments sent as a string, the same call sent again in a later line); then the
+ * line is re-sent with `tool_calls` holding exactly the calls toolwire decoded from it (its ids,
+ * arguments as objects). Invalid calls are withheld from the line.
+ */
+export function createOllamaReencoder(options: DecoderOptions = {}): Reencoder {
+  return new OllamaReencoder(options);
+}
+
+class OllamaReencoder implements Reencoder {
+  readonly provider = "ollama" as const;
+  private readonly tap: DecoderTap;
+  private readonly decoder = new TextDecoder();
+  private pending = "";
+  private ended = false;
+
+  constructor(options: DecoderOptions) {
+    this.tap = new DecoderTap("ollama", createDecoder("ollama", options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    return encodeOut(this.lines(this.decoder.decode(chunk, { stream: true }), false));
+  }
+
+  end(): Uint8Array[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out = this.lines(this.decoder.decode(), true);
+    this.tap.end();
+    return encodeOut(out);
+  }
+
+  private lines(text: string, last: boolean): string[] {
+    const out: string[] = [];
+    let start = 0;
+    for (;;) {
+      const at = text.indexOf("\n", start);
+      if (at < 0) break;
+      const line = this.pending + text.slice(start, at + 1);
+      this.pending = "";
+      out.push(this.line(line));
+      start = at + 1;
+    }
+    this.pending += text.slice(start);
+    if (last && this.pending !== "") {
+      out.push(this.line(this.pending));
+      this.pending = "";
+    }
+    return out;
+  }
+
+  private line(raw: string): string {
+    const text = raw.trim();
+    if (text === "") return raw;
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      this.tap.push({ data: text });
+      return raw;
+    }
+    const calls = this.tap.push({ data });
+    if (!isPlainObject(data) || !isPlainObject(data.message)) return raw;
+    const entries = Array.isArray(data.message.tool_calls) ? data.message.tool_calls : null;
+    if (!entries || entries.length === 0) return raw;
+    const asSent =
+      calls.length === entries.length &&
+      calls.every((call, i) => {
+        const entry = entries[i];
+        return decodedAsSent(call) && isPlainObject(entry) && entry.id === call.id && isPlainObject(entry.function) && isPlainObject(entry.function.arguments);
+      });
+    if (asSent) return raw;
+    const delivered: ToolCall[] = [];
+    for (const call of calls) {
+      if (call.arguments === null) this.tap.withheld(call);
+      else {
+        delivered.push(call);
+        this.tap.rewritten(call);
+      }
+    }
+    if (calls.length < entries.length) {
+      this.tap.report({ action: "normalized", code: "repeated_call_dropped", message: `${entries.length - calls.length} tool call(s) of a line repeated a call already sent; they were left out.` });
+    }
+    const toolCalls = delivered.map((call) => ({ id: call.id, function: { ...(typeof call.providerIndex === "number" ? { index: call.providerIndex } : {}), name: call.name, arguments: call.arguments } }));
+    const { tool_calls: _calls, ...message } = data.message;
+    const rewritten = { ...data, message: toolCalls.length > 0 ? { ...message, tool_calls: toolCalls } : message };
+    return `${JSON.stringify(rewritten)}\n`;
+  }
+}

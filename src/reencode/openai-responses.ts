@@ -1,0 +1,166 @@
+import { createDecoder } from "../providers/registry.js";
+import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
+import { DecoderTap, decodedAsSent, isPlainObject } from "./common.js";
+import { encodeOut, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+/**
+ * OpenAI Responses: decoded, then re-emitted as Responses events.
+ *
+ * - Every event passes as it arrives, as it came, except a `function_call` item's events, held from
+ *   `response.output_item.added` to its `response.output_item.done` (one call's worth);
+ * - they are released as they came when toolwire took the call as sent; otherwise the item is
+ *   re-sent as `output_item.added` (arguments ""), one `function_call_arguments.delta` with the
+ *   decoded arguments, `.done` and `output_item.done`, with the call's id as `call_id`;
+ * - a call cut (`response.incomplete`, an error, the end of the stream) or invalid is withheld, and
+ *   the terminal event's `response.output` is made to agree: rewritten items replaced, withheld
+ *   ones removed (the SDK's `finalResponse()` is that list);
+ * - a `parallel` wrapper item and custom tool calls pass as they came (not re-encoded yet).
+ */
+export function createOpenAIResponsesReencoder(options: DecoderOptions = {}): Reencoder {
+  return new OpenAIResponsesReencoder(options);
+}
+
+interface HeldItem {
+  events: string[];
+  item: Record<string, unknown>;
+  outputIndex: number;
+  /** Sequence numbers of the held events, reused by a rewrite. */
+  sequence: number[];
+}
+
+class OpenAIResponsesReencoder implements Reencoder {
+  readonly provider = "openai-responses" as const;
+  private readonly splitter = new SseEventSplitter();
+  private readonly tap: DecoderTap;
+  private readonly held = new Map<number, HeldItem>();
+  /** Item id (and call_id) → the item as delivered, or null when withheld. */
+  private readonly changed = new Map<string, Record<string, unknown> | null>();
+  private ended = false;
+
+  constructor(options: DecoderOptions) {
+    this.tap = new DecoderTap("openai-responses", createDecoder("openai-responses", options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    const out: string[] = [];
+    for (const event of this.splitter.push(chunk)) this.handle(event, out);
+    return encodeOut(out);
+  }
+
+  end(): Uint8Array[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out: string[] = [];
+    for (const event of this.splitter.finish()) this.handle(event, out);
+    this.tap.end();
+    this.dropHeld("The stream ended before the call's output_item.done");
+    return encodeOut(out);
+  }
+
+  private handle(raw: RawSseEvent, out: string[]): void {
+    const event = raw.event;
+    if (event === null) {
+      out.push(raw.raw);
+      return;
+    }
+    this.tap.push(event);
+    const data = event.data;
+    if (!isPlainObject(data)) {
+      if (typeof data === "string" && data.trim() !== "") {
+        out.push(sseComment(data));
+        this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON was sent as an SSE comment, which clients skip." });
+      } else out.push(raw.raw);
+      return;
+    }
+    const type = typeof data.type === "string" ? data.type : (event.event ?? "");
+    const outputIndex = typeof data.output_index === "number" ? data.output_index : null;
+    const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
+    if (type === "response.output_item.added" && outputIndex !== null && isPlainObject(data.item) && data.item.type === "function_call") {
+      this.held.set(outputIndex, { events: [raw.raw], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [] });
+      return;
+    }
+    const held = outputIndex !== null ? this.held.get(outputIndex) : undefined;
+    if (held) {
+      held.events.push(raw.raw);
+      if (sequence !== null) held.sequence.push(sequence);
+      if (type === "response.output_item.done") {
+        this.held.delete(outputIndex as number);
+        this.release(held, isPlainObject(data.item) ? data.item : held.item, out);
+      }
+      return;
+    }
+    if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {
+      this.dropHeld(type === "response.incomplete" ? "The response ended incomplete inside the call" : "The response ended before the call's output_item.done");
+      if (this.changed.size > 0 && isPlainObject(data.response) && Array.isArray(data.response.output)) {
+        const output = data.response.output.flatMap((item) => {
+          if (!isPlainObject(item)) return [item];
+          const key = typeof item.id === "string" ? item.id : typeof item.call_id === "string" ? item.call_id : null;
+          if (key === null || !this.changed.has(key)) return [item];
+          const replacement = this.changed.get(key);
+          return replacement ? [replacement] : [];
+        });
+        out.push(sseText({ ...data, response: { ...data.response, output } }, event.event));
+        return;
+      }
+    }
+    out.push(raw.raw);
+  }
+
+  private release(held: HeldItem, doneItem: Record<string, unknown>, out: string[]): void {
+    const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === held.outputIndex);
+    const call = calls.length === 1 ? (calls[0] as ToolCall) : null;
+    if (!call) {
+      // A `parallel` wrapper (several calls from one item) or a call the decoder did not keep.
+      for (const event of held.events) out.push(event);
+      return;
+    }
+    const itemId = typeof doneItem.id === "string" ? doneItem.id : typeof held.item.id === "string" ? held.item.id : null;
+    if (call.arguments === null) {
+      this.tap.withheld(call);
+      if (itemId) this.changed.set(itemId, null);
+      return;
+    }
+    if (decodedAsSent(call) && doneItem.call_id === call.id) {
+      for (const event of held.events) out.push(event);
+      return;
+    }
+    const args = JSON.stringify(call.arguments);
+    const base = { ...held.item, ...doneItem };
+    const item = { ...base, call_id: call.id, name: call.name, arguments: args, status: "completed" };
+    const seq = (n: number): Record<string, unknown> => {
+      const value = held.sequence[Math.min(n, held.sequence.length - 1)];
+      return value === undefined ? {} : { sequence_number: value };
+    };
+    const ids = { ...(itemId ? { item_id: itemId } : {}), output_index: held.outputIndex };
+    out.push(sseText({ type: "response.output_item.added", ...seq(0), output_index: held.outputIndex, item: { ...base, call_id: call.id, name: call.name, arguments: "", status: "in_progress" } }, "response.output_item.added"));
+    out.push(sseText({ type: "response.function_call_arguments.delta", ...seq(1), ...ids, delta: args }, "response.function_call_arguments.delta"));
+    out.push(sseText({ type: "response.function_call_arguments.done", ...seq(2), ...ids, arguments: args }, "response.function_call_arguments.done"));
+    out.push(sseText({ type: "response.output_item.done", ...seq(3), output_index: held.outputIndex, item }, "response.output_item.done"));
+    if (itemId) this.changed.set(itemId, item);
+    this.tap.rewritten(call);
+  }
+
+  private dropHeld(why: string): void {
+    for (const [index, held] of this.held) {
+      this.held.delete(index);
+      const id = typeof held.item.id === "string" ? held.item.id : null;
+      if (id) this.changed.set(id, null);
+      this.tap.report({
+        action: "withheld",
+        code: "truncated",
+        message: `${why}: the call ${typeof held.item.name === "string" ? held.item.name : ""} (output ${index}) was cut and was not delivered.`,
+        ...(typeof held.item.call_id === "string" ? { id: held.item.call_id } : {}),
+        ...(typeof held.item.name === "string" ? { name: held.item.name } : {}),
+      });
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import type { ProviderEvent } from "../../src/types.js";
+import { decodeBytes, reencode, sseBody } from "./support.js";
+
+/** The Responses re-encoder on hand-built streams: a call cut by max_output_tokens, duplicate call ids. */
+
+const encoder = new TextEncoder();
+let seq = 0;
+const ev = (type: string, fields: Record<string, unknown>): ProviderEvent => ({ event: type, data: { type, sequence_number: seq++, ...fields } });
+const fnItem = (id: string, callId: string, name: string, args: string, status = "completed") => ({ id, type: "function_call", status, arguments: args, call_id: callId, name });
+
+function call(outputIndex: number, id: string, callId: string, args: string, done = true): ProviderEvent[] {
+  const events = [
+    ev("response.output_item.added", { output_index: outputIndex, item: fnItem(id, callId, "shell", "", "in_progress") }),
+    ev("response.function_call_arguments.delta", { item_id: id, output_index: outputIndex, delta: args.slice(0, 5) }),
+    ev("response.function_call_arguments.delta", { item_id: id, output_index: outputIndex, delta: args.slice(5, done ? undefined : -3) }),
+  ];
+  if (done) events.push(ev("response.function_call_arguments.done", { item_id: id, output_index: outputIndex, arguments: args }), ev("response.output_item.done", { output_index: outputIndex, item: fnItem(id, callId, "shell", args) }));
+  return events;
+}
+
+function events(second: { callId: string; done: boolean }, terminal: "completed" | "incomplete"): ProviderEvent[] {
+  const first = '{"command":"ls"}';
+  const other = '{"command":"cat README.md"}';
+  const output = [fnItem("fc_1", "call_1", "shell", first), fnItem("fc_2", second.callId, "shell", second.done ? other : other.slice(0, -3), second.done ? "completed" : "in_progress")];
+  return [
+    ev("response.created", { response: { id: "resp_1", status: "in_progress", output: [] } }),
+    ...call(0, "fc_1", "call_1", first),
+    ...call(1, "fc_2", second.callId, other, second.done),
+    terminal === "completed"
+      ? ev("response.completed", { response: { id: "resp_1", status: "completed", output } })
+      : ev("response.incomplete", { response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, output } }),
+  ];
+}
+
+describe("Responses re-encoding", () => {
+  it("passes a clean stream as it came", () => {
+    const body = encoder.encode(sseBody("openai-responses", events({ callId: "call_2", done: true }, "completed")));
+    const { output, reencoder } = reencode("openai-responses", body, [7]);
+    expect(reencoder.repairs).toEqual([]);
+    expect(new TextDecoder().decode(output)).toBe(new TextDecoder().decode(body));
+  });
+
+  it("withholds a call cut by max_output_tokens, also from the terminal response's output", () => {
+    const body = encoder.encode(sseBody("openai-responses", events({ callId: "call_2", done: false }, "incomplete")));
+    const original = decodeBytes("openai-responses", body);
+    expect(original.toolCalls.map((c) => c.error?.code ?? null)).toEqual([null, "truncated"]);
+    const { output, reencoder } = reencode("openai-responses", body, [13]);
+    const text = new TextDecoder().decode(output);
+    expect(text).not.toContain("fc_2");
+    expect(decodeBytes("openai-responses", output).toolCalls.map((c) => c.id)).toEqual(["call_1"]);
+    expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "truncated" }));
+  });
+
+  it("gives a duplicate call id the id toolwire minted, in the events and in the terminal output", () => {
+    const body = encoder.encode(sseBody("openai-responses", events({ callId: "call_1", done: true }, "completed")));
+    const original = decodeBytes("openai-responses", body);
+    const ids = original.toolCalls.map((c) => c.id);
+    const { output } = reencode("openai-responses", body);
+    const again = decodeBytes("openai-responses", output);
+    expect(again.toolCalls.map((c) => ({ id: c.id, arguments: c.arguments }))).toEqual(original.toolCalls.map((c) => ({ id: c.id, arguments: c.arguments })));
+    // The decoder mints an id for the repeat: the client must see it too, in every place it reads ids from.
+    expect(new Set(ids).size).toBe(2);
+    const completed = new TextDecoder().decode(output).split("\n\n").find((event) => event.includes("response.completed")) ?? "";
+    expect(completed).toContain(ids[1] as string);
+    expect(again.toolCalls.every((c) => c.repairs.length === 0)).toBe(true);
+  });
+});

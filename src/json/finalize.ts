@@ -83,23 +83,8 @@ export function nestingDepth(value: unknown): number {
   return deepest;
 }
 
-/**
- * True when `value` nests deeper than `max`. Stops at the first branch that does, so that a
- * hostile value costs no more than the path that proves it.
- */
-export function exceedsDepth(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== "object" || node === null) continue;
-    const level = depth + 1;
-    if (level > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === "object" && child !== null) stack.push([child, level]);
-    }
-  }
-  return false;
-}
+/** True when `value` nests deeper than `max` (the walk the limits module uses everywhere). */
+export { nestsDeeperThan as exceedsDepth } from "../limits.js";
 
 /**
  * Applies the argument precedence (README "Argument precedence") to one call's sources: the first

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { isEntryPoint, readmePathFrom, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
 import { LOOP_GUARD_DEFAULTS } from "../src/guard/loop-guard.js";
 import { OUTCOME_LEDGER_DEFAULTS } from "../src/guard/outcome-ledger.js";
 import { LLAMACPP_SCHEMA_ERRORS } from "../src/guard/provider-errors.js";
 import { TOOL_SHAPES, type ToolShape } from "../src/schema/tool-shape.js";
+
+export type { UpdateOutcome } from "./readme-region.js";
 
 /**
  * Writes the README's guard section and tool-shape list from the code's defaults and tables, so
@@ -65,63 +65,29 @@ export const markers = (name: string) => ({ start: `<!-- ${name}:start -->`, end
 
 /** README text with the region replaced; null when its markers are missing. */
 export function replaceNamedRegion(readme: string, name: string, text: string): string | null {
-  const { start: open, end: close } = markers(name);
-  const start = readme.indexOf(open);
-  const end = readme.indexOf(close);
-  if (start === -1 || end === -1 || end < start) return null;
-  return `${readme.slice(0, start + open.length)}\n${text}\n${readme.slice(end)}`;
+  const { start, end } = markers(name);
+  return replaceBetween(readme, start, end, text);
 }
 
 /** The text between a region's markers (without the surrounding newlines), or null. */
 export function currentNamedRegion(readme: string, name: string): string | null {
-  const { start: open, end: close } = markers(name);
-  const start = readme.indexOf(open);
-  const end = readme.indexOf(close);
-  if (start === -1 || end === -1 || end < start) return null;
-  return readme.slice(start + open.length, end).replace(/^\n/, "").replace(/\n$/, "");
+  const { start, end } = markers(name);
+  return textBetween(readme, start, end);
 }
-
-export type UpdateOutcome = "updated" | "up-to-date" | "out-of-date" | "no-markers" | "missing";
 
 /** Rewrites (or, with `check`, only compares) every region of the README at `path`. */
 export function updateGuardRegions(path: string, options: { check?: boolean } = {}): UpdateOutcome {
-  if (!existsSync(path)) return "missing";
-  const readme = readFileSync(path, "utf8");
-  let updated = readme;
-  for (const region of REGIONS) {
-    const next = replaceNamedRegion(updated, region.name, region.render());
-    if (next === null) return "no-markers";
-    updated = next;
-  }
-  if (updated === readme) return "up-to-date";
-  if (options.check) return "out-of-date";
-  writeFileSync(path, updated);
-  return "updated";
+  return updateRegions(path, REGIONS.map((region) => ({ ...markers(region.name), render: region.render })), options);
 }
 
-function repoRoot(from: string): string {
-  let dir = from;
-  while (!existsSync(join(dir, "package.json"))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${from}`);
-    dir = parent;
-  }
-  return dir;
-}
 
 function main(): number {
   const args = process.argv.slice(2);
-  const given = args.find((a) => a.startsWith("--readme="));
-  const readmePath = given ? resolve(given.slice("--readme=".length)) : join(repoRoot(dirname(fileURLToPath(import.meta.url))), "README.md");
+  const readmePath = readmePathFrom(args, import.meta.url);
   const outcome = updateGuardRegions(readmePath, { check: args.includes("--check") });
   const ok = outcome === "updated" || outcome === "up-to-date";
   (ok ? process.stdout : process.stderr).write(`${readmePath}: guard regions ${outcome}\n`);
   return ok ? 0 : 1;
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  return script !== undefined && import.meta.url === pathToFileURL(resolve(script)).href;
-}
-
-if (isEntryPoint()) process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = main();

@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { isEntryPoint, readmePathFrom, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
 import { ROWS, type RowId } from "../src/schema/rules/rule.js";
 import { SCHEMA_TARGETS, TARGETS } from "../src/schema/targets/index.js";
+
+export type { UpdateOutcome } from "./readme-region.js";
 
 /**
  * Writes the schema compatibility table into README.md between
@@ -73,48 +73,22 @@ export function renderCompatTable(): string {
 
 /** README text with the region between the markers replaced; null when the markers are missing. */
 export function replaceRegion(readme: string, table: string): string | null {
-  const start = readme.indexOf(START_MARKER);
-  const end = readme.indexOf(END_MARKER);
-  if (start === -1 || end === -1 || end < start) return null;
-  return `${readme.slice(0, start + START_MARKER.length)}\n${table}\n${readme.slice(end)}`;
+  return replaceBetween(readme, START_MARKER, END_MARKER, table);
 }
 
 /** The text currently between the markers (without the surrounding newlines), or null. */
 export function currentRegion(readme: string): string | null {
-  const start = readme.indexOf(START_MARKER);
-  const end = readme.indexOf(END_MARKER);
-  if (start === -1 || end === -1 || end < start) return null;
-  return readme.slice(start + START_MARKER.length, end).replace(/^\n/, "").replace(/\n$/, "");
+  return textBetween(readme, START_MARKER, END_MARKER);
 }
-
-function repoRoot(from: string): string {
-  let dir = from;
-  while (!existsSync(join(dir, "package.json"))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${from}`);
-    dir = parent;
-  }
-  return dir;
-}
-
-export type UpdateOutcome = "updated" | "up-to-date" | "out-of-date" | "no-markers" | "missing";
 
 /** Rewrites (or, with `check`, only compares) the table region of the README at `path`. */
 export function updateReadme(path: string, options: { check?: boolean } = {}): UpdateOutcome {
-  if (!existsSync(path)) return "missing";
-  const readme = readFileSync(path, "utf8");
-  const updated = replaceRegion(readme, renderCompatTable());
-  if (updated === null) return "no-markers";
-  if (updated === readme) return "up-to-date";
-  if (options.check) return "out-of-date";
-  writeFileSync(path, updated);
-  return "updated";
+  return updateRegions(path, [{ start: START_MARKER, end: END_MARKER, render: renderCompatTable }], options);
 }
 
 function main(): number {
   const args = process.argv.slice(2);
-  const given = args.find((a) => a.startsWith("--readme="));
-  const readmePath = given ? resolve(given.slice("--readme=".length)) : join(repoRoot(dirname(fileURLToPath(import.meta.url))), "README.md");
+  const readmePath = readmePathFrom(args, import.meta.url);
   const outcome = updateReadme(readmePath, { check: args.includes("--check") });
   const messages: Record<UpdateOutcome, string> = {
     updated: `${readmePath}: schema table updated\n`,
@@ -128,9 +102,4 @@ function main(): number {
   return ok ? 0 : 1;
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  return script !== undefined && import.meta.url === pathToFileURL(resolve(script)).href;
-}
-
-if (isEntryPoint()) process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = main();

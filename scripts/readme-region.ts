@@ -1,0 +1,68 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/**
+ * Generated regions of the README: the text between `<!-- NAME:start -->`-style markers is
+ * written by a script from code, never by hand. The table scripts share this module.
+ */
+
+/** A region: its two marker lines and the function that renders its text. */
+export interface ReadmeRegion {
+  start: string;
+  end: string;
+  render: () => string;
+}
+
+/** README text with the region between the markers replaced; null when the markers are missing. */
+export function replaceBetween(readme: string, startMarker: string, endMarker: string, text: string): string | null {
+  const start = readme.indexOf(startMarker);
+  const end = readme.indexOf(endMarker);
+  if (start === -1 || end === -1 || end < start) return null;
+  return `${readme.slice(0, start + startMarker.length)}\n${text}\n${readme.slice(end)}`;
+}
+
+/** The text between the markers (without the surrounding newlines), or null. */
+export function textBetween(readme: string, startMarker: string, endMarker: string): string | null {
+  const start = readme.indexOf(startMarker);
+  const end = readme.indexOf(endMarker);
+  if (start === -1 || end === -1 || end < start) return null;
+  return readme.slice(start + startMarker.length, end).replace(/^\n/, "").replace(/\n$/, "");
+}
+
+export type UpdateOutcome = "updated" | "up-to-date" | "out-of-date" | "no-markers" | "missing";
+
+/** Rewrites (or, with `check`, only compares) every region of the README at `path`. */
+export function updateRegions(path: string, regions: readonly ReadmeRegion[], options: { check?: boolean } = {}): UpdateOutcome {
+  if (!existsSync(path)) return "missing";
+  const readme = readFileSync(path, "utf8");
+  let updated = readme;
+  for (const region of regions) {
+    const next = replaceBetween(updated, region.start, region.end, region.render());
+    if (next === null) return "no-markers";
+    updated = next;
+  }
+  if (updated === readme) return "up-to-date";
+  if (options.check) return "out-of-date";
+  writeFileSync(path, updated);
+  return "updated";
+}
+
+/** The README a script was asked for (`--readme=PATH`), else the one at the repository's root. */
+export function readmePathFrom(args: readonly string[], scriptUrl: string): string {
+  const given = args.find((a) => a.startsWith("--readme="));
+  if (given) return resolve(given.slice("--readme=".length));
+  let dir = dirname(fileURLToPath(scriptUrl));
+  while (!existsSync(join(dir, "package.json"))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(scriptUrl)}`);
+    dir = parent;
+  }
+  return join(dir, "README.md");
+}
+
+/** Whether the module at `scriptUrl` is the script node was started with. */
+export function isEntryPoint(scriptUrl: string): boolean {
+  const script = process.argv[1];
+  return script !== undefined && scriptUrl === pathToFileURL(resolve(script)).href;
+}

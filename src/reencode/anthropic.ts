@@ -1,8 +1,8 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
-import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { encodeOut, parseSseEvent, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
+import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
+import { parseSseEvent, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import type { Reencoder } from "./types.js";
+import { SseReencoder } from "./sse-reencoder.js";
 
 /**
  * Anthropic Messages: decoded, then re-emitted as Messages events.
@@ -38,47 +38,23 @@ interface HeldCall {
   plainDeltas: boolean;
 }
 
-class AnthropicReencoder implements Reencoder {
-  readonly provider = "anthropic" as const;
-  private readonly splitter = new SseEventSplitter();
-  private readonly tap: DecoderTap;
+class AnthropicReencoder extends SseReencoder {
   private started = false;
   private nextOut = 0;
   private readonly outIndex = new Map<number, number>();
   private readonly held = new Map<number, HeldCall>();
   private runnable = 0;
   private invalidWithheld = 0;
-  private ended = false;
 
   constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("anthropic", createDecoder("anthropic", options));
+    super("anthropic", options);
   }
 
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
-  }
-
-  push(chunk: Uint8Array): Uint8Array[] {
-    const out: string[] = [];
-    for (const event of this.splitter.push(chunk)) this.handle(event, out);
-    return encodeOut(out);
-  }
-
-  end(): Uint8Array[] {
-    if (this.ended) return [];
-    this.ended = true;
-    const out: string[] = [];
-    for (const event of this.splitter.finish()) this.handle(event, out);
-    this.tap.end();
+  protected endHeld(): void {
     this.dropHeld("The stream ended before the call's content_block_stop");
-    return encodeOut(out);
   }
 
-  private handle(raw: RawSseEvent, out: string[]): void {
+  protected handle(raw: RawSseEvent, out: string[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.raw);

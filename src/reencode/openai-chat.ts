@@ -1,8 +1,8 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
-import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { encodeOut, parseSseEvent, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
+import { parseSseEvent, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import type { Reencoder } from "./types.js";
+import { SseReencoder } from "./sse-reencoder.js";
 
 /**
  * OpenAI Chat Completions: decoded, then re-emitted as Chat chunks.
@@ -41,10 +41,7 @@ interface Held {
 
 const ENVELOPE_KEYS = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
 
-class OpenAIChatReencoder implements Reencoder {
-  readonly provider = "openai-chat" as const;
-  private readonly splitter = new SseEventSplitter();
-  private readonly tap: DecoderTap;
+class OpenAIChatReencoder extends SseReencoder {
   private envelope: Record<string, unknown> | null = null;
   private roleChecked = false;
   private holding = false;
@@ -55,37 +52,16 @@ class OpenAIChatReencoder implements Reencoder {
   /** The calls were sent in the well-formed shape (see the class comment). */
   private wellFormed = true;
   private readonly seenEntries = new Set<number>();
-  private ended = false;
 
   constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("openai-chat", createDecoder("openai-chat", options));
+    super("openai-chat", options);
   }
 
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
-  }
-
-  push(chunk: Uint8Array): Uint8Array[] {
-    const out: string[] = [];
-    for (const event of this.splitter.push(chunk)) this.handle(event, out);
-    return encodeOut(out);
-  }
-
-  end(): Uint8Array[] {
-    if (this.ended) return [];
-    this.ended = true;
-    const out: string[] = [];
-    for (const event of this.splitter.finish()) this.handle(event, out);
-    this.tap.end();
+  protected endHeld(out: string[]): void {
     this.decide(out, false);
-    return encodeOut(out);
   }
 
-  private handle(raw: RawSseEvent, out: string[]): void {
+  protected handle(raw: RawSseEvent, out: string[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.raw);

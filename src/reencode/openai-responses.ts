@@ -1,8 +1,8 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
-import { DecoderTap, decodedAsSent, isPlainObject } from "./common.js";
-import { encodeOut, SseEventSplitter, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
+import { decodedAsSent, isPlainObject } from "./common.js";
+import { sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import type { Reencoder } from "./types.js";
+import { SseReencoder } from "./sse-reencoder.js";
 
 /**
  * OpenAI Responses: decoded, then re-emitted as Responses events.
@@ -29,44 +29,20 @@ interface HeldItem {
   sequence: number[];
 }
 
-class OpenAIResponsesReencoder implements Reencoder {
-  readonly provider = "openai-responses" as const;
-  private readonly splitter = new SseEventSplitter();
-  private readonly tap: DecoderTap;
+class OpenAIResponsesReencoder extends SseReencoder {
   private readonly held = new Map<number, HeldItem>();
   /** Item id (and call_id) → the item as delivered, or null when withheld. */
   private readonly changed = new Map<string, Record<string, unknown> | null>();
-  private ended = false;
 
   constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("openai-responses", createDecoder("openai-responses", options));
+    super("openai-responses", options);
   }
 
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
-  }
-
-  push(chunk: Uint8Array): Uint8Array[] {
-    const out: string[] = [];
-    for (const event of this.splitter.push(chunk)) this.handle(event, out);
-    return encodeOut(out);
-  }
-
-  end(): Uint8Array[] {
-    if (this.ended) return [];
-    this.ended = true;
-    const out: string[] = [];
-    for (const event of this.splitter.finish()) this.handle(event, out);
-    this.tap.end();
+  protected endHeld(): void {
     this.dropHeld("The stream ended before the call's output_item.done");
-    return encodeOut(out);
   }
 
-  private handle(raw: RawSseEvent, out: string[]): void {
+  protected handle(raw: RawSseEvent, out: string[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.raw);

@@ -23,6 +23,18 @@ export interface ParseContext {
 }
 
 /**
+ * Streams a call's JSON arguments value: the part of `s` from `i` that belongs to it goes to the
+ * call, and the call is closed as complete where the value ends. Returns the position after the
+ * value, or -1 when the value goes on past `s` (the caller then asks for more text).
+ */
+function streamJsonArguments(tracker: JsonValueTracker, s: string, i: number, x: ParseContext): number {
+  const end = tracker.feed(s, i);
+  x.args(end < 0 ? s.slice(i) : s.slice(i, end));
+  if (end >= 0) x.close();
+  return end;
+}
+
+/**
  * "more": needs more text from the returned position (the rest is held back);
  * "done": finished, plain text resumes at the returned position;
  * "reject": not a call after all (or not an allowed one): the text read since the last mark is
@@ -544,11 +556,8 @@ export class XmlFunctionParser extends CallParser {
           break;
         }
         case F.Json: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = tracker.feed(s, i);
-          x.args(end < 0 ? s.slice(i) : s.slice(i, end));
+          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
           if (end < 0) return this.more(s.length);
-          x.close();
           x.mark(end);
           i = end;
           this.st = F.JsonEnd;
@@ -789,11 +798,8 @@ export class SectionParser extends CallParser {
           break;
         }
         case S.Args: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = tracker.feed(s, i);
-          x.args(end < 0 ? s.slice(i) : s.slice(i, end));
+          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
           if (end < 0) return this.more(s.length);
-          x.close();
           x.mark(end);
           i = end;
           this.st = this.fenced ? S.AfterFence : S.AfterCall;
@@ -934,11 +940,8 @@ export class MistralParser extends CallParser {
           break;
         }
         case M.Args: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = tracker.feed(s, i);
-          x.args(end < 0 ? s.slice(i) : s.slice(i, end));
+          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
           if (end < 0) return this.more(s.length);
-          x.close();
           return this.done(end);
         }
       }
@@ -1035,11 +1038,8 @@ export class HarmonyParser extends CallParser {
           break;
         }
         case H.Args: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = tracker.feed(s, i);
-          x.args(end < 0 ? s.slice(i) : s.slice(i, end));
+          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
           if (end < 0) return this.more(s.length);
-          x.close();
           x.mark(end);
           i = end;
           this.st = H.After;

@@ -41,3 +41,22 @@ export interface CommandModule {
   summary: string;
   usage: string;
 }
+
+/**
+ * Serves until the user stops it (Ctrl-C or SIGTERM), then closes the server: what the
+ * long-running commands (`serve`, `proxy`) do after they start listening.
+ */
+export async function serveUntilInterrupted(server: { close(): Promise<void> }, ctx: CliContext, command: string): Promise<number> {
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await server.close();
+  ctx.err(`toolwire ${command}: stopped\n`);
+  return EXIT.ok;
+}

@@ -93,14 +93,3 @@ export function extraFields(call: ToolCall, skip: readonly string[]): Record<str
   return out;
 }
 
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}

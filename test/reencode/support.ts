@@ -1,5 +1,5 @@
 import { createByteDecoder } from "../../src/adapters/bytes.js";
-import { concatBytes } from "../../src/reencode/common.js";
+import { concatBytes } from "../../src/testing/wire.js";
 import { createReencoder } from "../../src/reencode/index.js";
 import type { Reencoder } from "../../src/reencode/types.js";
 import type { DecodedTurn, ProviderEvent, ProviderName } from "../../src/types.js";

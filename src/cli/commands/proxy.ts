@@ -4,7 +4,7 @@ import { supportedProviders } from "../../providers/registry.js";
 import { findTarget } from "../../schema/targets/index.js";
 import { SCHEMA_TARGETS } from "../../schema/targets/types.js";
 import { isProviderName, type ProviderName } from "../../types.js";
-import { CliError, EXIT, type CliContext } from "../context.js";
+import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../context.js";
 
 export const summary = "a local HTTP proxy that repairs requests and streams between any client and a provider";
 
@@ -108,17 +108,5 @@ export async function startProxyCommand(args: string[], ctx: CliContext): Promis
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  const proxy = await startProxyCommand(args, ctx);
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-  await proxy.close();
-  ctx.err("toolwire proxy: stopped\n");
-  return EXIT.ok;
+  return serveUntilInterrupted(await startProxyCommand(args, ctx), ctx, "proxy");
 }

@@ -4,7 +4,7 @@ import { startReplayServer, type ReplayRequestLog, type ReplayServer, type Repla
 import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
 import { supportedProviders } from "../../providers/registry.js";
 import { isProviderName, type ProviderName } from "../../types.js";
-import { CliError, EXIT, type CliContext } from "../context.js";
+import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../context.js";
 import { collectInputFiles, inputError, loadRecording } from "../input.js";
 
 export const summary = "serve recorded streams over loopback HTTP as the provider would, for SDKs, fetch and agents under test";
@@ -125,17 +125,5 @@ export async function startServe(args: string[], ctx: CliContext): Promise<Repla
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  const server = await startServe(args, ctx);
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-  await server.close();
-  ctx.err("toolwire serve: stopped\n");
-  return EXIT.ok;
+  return serveUntilInterrupted(await startServe(args, ctx), ctx, "serve");
 }

@@ -1,4 +1,4 @@
-import { isEntryPoint, readmePathFrom, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
+import { isEntryPoint, runRegionScript, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
 import { LOOP_GUARD_DEFAULTS } from "../src/guard/loop-guard.js";
 import { OUTCOME_LEDGER_DEFAULTS } from "../src/guard/outcome-ledger.js";
 import { LLAMACPP_SCHEMA_ERRORS } from "../src/guard/provider-errors.js";
@@ -81,13 +81,4 @@ export function updateGuardRegions(path: string, options: { check?: boolean } = 
 }
 
 
-function main(): number {
-  const args = process.argv.slice(2);
-  const readmePath = readmePathFrom(args, import.meta.url);
-  const outcome = updateGuardRegions(readmePath, { check: args.includes("--check") });
-  const ok = outcome === "updated" || outcome === "up-to-date";
-  (ok ? process.stdout : process.stderr).write(`${readmePath}: guard regions ${outcome}\n`);
-  return ok ? 0 : 1;
-}
-
-if (isEntryPoint(import.meta.url)) process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "guard section", "gen-guard-section", updateGuardRegions);

@@ -1,4 +1,4 @@
-import { isEntryPoint, readmePathFrom, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
+import { isEntryPoint, runRegionScript, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
 import { ROWS, type RowId } from "../src/schema/rules/rule.js";
 import { SCHEMA_TARGETS, TARGETS } from "../src/schema/targets/index.js";
 
@@ -86,20 +86,4 @@ export function updateReadme(path: string, options: { check?: boolean } = {}): U
   return updateRegions(path, [{ start: START_MARKER, end: END_MARKER, render: renderCompatTable }], options);
 }
 
-function main(): number {
-  const args = process.argv.slice(2);
-  const readmePath = readmePathFrom(args, import.meta.url);
-  const outcome = updateReadme(readmePath, { check: args.includes("--check") });
-  const messages: Record<UpdateOutcome, string> = {
-    updated: `${readmePath}: schema table updated\n`,
-    "up-to-date": `${readmePath}: schema table is up to date\n`,
-    "out-of-date": `${readmePath}: schema table is out of date; run node dist/scripts/gen-schema-table.js\n`,
-    "no-markers": `${readmePath}: no ${START_MARKER} … ${END_MARKER} region\n`,
-    missing: `${readmePath}: not found\n`,
-  };
-  const ok = outcome === "updated" || outcome === "up-to-date";
-  (ok ? process.stdout : process.stderr).write(messages[outcome]);
-  return ok ? 0 : 1;
-}
-
-if (isEntryPoint(import.meta.url)) process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "schema table", "gen-schema-table", updateReadme);

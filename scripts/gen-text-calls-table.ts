@@ -1,4 +1,4 @@
-import { isEntryPoint, readmePathFrom, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
+import { isEntryPoint, runRegionScript, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
 import { TEXT_CALL_SYNTAXES } from "../src/text-calls/syntaxes.js";
 
 export type { UpdateOutcome } from "./readme-region.js";
@@ -56,20 +56,4 @@ export function updateReadme(path: string, options: { check?: boolean } = {}): U
   return updateRegions(path, [{ start: START_MARKER, end: END_MARKER, render: renderTextCallsTable }], options);
 }
 
-function main(): number {
-  const args = process.argv.slice(2);
-  const readmePath = readmePathFrom(args, import.meta.url);
-  const outcome = updateReadme(readmePath, { check: args.includes("--check") });
-  const messages: Record<UpdateOutcome, string> = {
-    updated: `${readmePath}: text-call syntaxes table updated\n`,
-    "up-to-date": `${readmePath}: text-call syntaxes table is up to date\n`,
-    "out-of-date": `${readmePath}: text-call syntaxes table is out of date; run node dist/scripts/gen-text-calls-table.js\n`,
-    "no-markers": `${readmePath}: no ${START_MARKER} … ${END_MARKER} region\n`,
-    missing: `${readmePath}: not found\n`,
-  };
-  const ok = outcome === "updated" || outcome === "up-to-date";
-  (ok ? process.stdout : process.stderr).write(messages[outcome]);
-  return ok ? 0 : 1;
-}
-
-if (isEntryPoint(import.meta.url)) process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "text-call syntaxes table", "gen-text-calls-table", updateReadme);

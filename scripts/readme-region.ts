@@ -66,3 +66,24 @@ export function isEntryPoint(scriptUrl: string): boolean {
   const script = process.argv[1];
   return script !== undefined && scriptUrl === pathToFileURL(resolve(script)).href;
 }
+
+/**
+ * The command-line side of a generator script: `[--check] [--readme=PATH]`. Updates (or checks)
+ * the README, prints one line saying how it went, and returns the exit code (1 when the README
+ * is out of date, has no markers or is missing).
+ */
+export function runRegionScript(scriptUrl: string, what: string, script: string, update: (path: string, options: { check?: boolean }) => UpdateOutcome): number {
+  const args = process.argv.slice(2);
+  const readmePath = readmePathFrom(args, scriptUrl);
+  const outcome = update(readmePath, { check: args.includes("--check") });
+  const messages: Record<UpdateOutcome, string> = {
+    updated: `${readmePath}: ${what} updated\n`,
+    "up-to-date": `${readmePath}: ${what} is up to date\n`,
+    "out-of-date": `${readmePath}: ${what} is out of date; run node dist/scripts/${script}.js\n`,
+    "no-markers": `${readmePath}: the ${what} markers are missing\n`,
+    missing: `${readmePath}: not found\n`,
+  };
+  const ok = outcome === "updated" || outcome === "up-to-date";
+  (ok ? process.stdout : process.stderr).write(messages[outcome]);
+  return ok ? 0 : 1;
+}

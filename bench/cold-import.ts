@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "./cpu.js";
 
 /**
  * Cold import cost of each entry point: a fresh Node process per sample imports the built package
@@ -29,12 +30,6 @@ function sample(root: string, specifier: string, loader: "import" | "require"): 
   const child = spawnSync(process.execPath, [`--input-type=${loader === "import" ? "module" : "commonjs"}`, "-e", code], { cwd: root, encoding: "utf8" });
   if (child.status !== 0) throw new Error(`cold-import: ${loader} ${specifier} failed:\n${child.stderr}`);
   return Number(child.stdout.trim());
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const root = packageRoot(dirname(fileURLToPath(import.meta.url)));

@@ -1,4 +1,5 @@
 import { checkHistory, repairHistory, type HistoryFormat } from "../src/history/index.js";
+import { cpuMs } from "./cpu.js";
 
 /**
  * `npm run bench:history`: checkHistory and repairHistory on 10,000-message histories in every
@@ -116,13 +117,6 @@ function geminiCrossedNames(): unknown[] {
 function reverseOutputs(items: unknown[]): unknown[] {
   const outputs = items.filter((item) => (item as { type?: string }).type === "function_call_output");
   return [...items.filter((item) => !outputs.includes(item)), ...outputs.reverse()];
-}
-
-function cpuMs(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
 }
 
 let failed = 0;

@@ -5,6 +5,7 @@ import { startProxy } from "../src/node/proxy.js";
 import { createReencoder } from "../src/reencode/index.js";
 import type { ProviderName } from "../src/types.js";
 import { anthropicSseBody, bigArguments, chunkBytes, openaiChatSseBody } from "./fixtures.js";
+import { cpuMs, cpuMsAsync, median } from "./cpu.js";
 
 /**
  * `node dist/bench/proxy.js` (after `npm run build`): what putting toolwire in front of a client costs.
@@ -21,25 +22,6 @@ import { anthropicSseBody, bigArguments, chunkBytes, openaiChatSseBody } from ".
 
 const SIZE = 1024 * 1024;
 const DELTA = 16;
-
-function cpuMs(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
-async function cpuMsAsync(fn: () => Promise<void>): Promise<number> {
-  const start = process.cpuUsage();
-  await fn();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
 
 const bodies: Record<"anthropic" | "openai-chat", string> = {
   anthropic: anthropicSseBody(bigArguments(SIZE), DELTA),

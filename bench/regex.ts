@@ -1,5 +1,6 @@
 import type { SchemaNode } from "../src/schema/json-schema.js";
 import { validateArguments } from "../src/schema/validate.js";
+import { cpuMs, median } from "./cpu.js";
 
 /**
  * `npm run bench:regex`: validateArguments on the schemas whose patterns take a backtracking
@@ -44,18 +45,6 @@ const CASES: Array<{ name: string; schema: SchemaNode; args: unknown; valid: boo
     valid: false,
   },
 ];
-
-function cpuMs(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
 
 let failed = 0;
 console.log(`schema regex benchmark (validateArguments, CPU time, median of ${RUNS}), node ${process.version}\n`);

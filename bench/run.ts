@@ -7,6 +7,7 @@ import { PEER_PACKAGES, PEERS, peerFits, type PeerName } from "./peers.js";
 import { renderBench, type BenchResults, type ColdRow, type MemoryRow, type PeerRow, type RatioRow, type Stream50Row } from "./report.js";
 import { buildScenario, scenarioId, type Protocol, type ScenarioSpec } from "./scenarios.js";
 import type { MemoryResult, PeerResult, RatioResult, Stream50Result, Task } from "./worker.js";
+import { median } from "./cpu.js";
 
 /**
  * `npm run bench [-- --json out.json] [--quick] [--only <text>] [--no-peers]`
@@ -62,12 +63,6 @@ const MEMORY_FLAGS = ["--max-semi-space-size=1"];
 
 function runTask<T>(task: Task): T {
   return spawnJson<T>(worker, [JSON.stringify(task)], task.kind === "memory" || task.kind === "stream50" ? MEMORY_FLAGS : []);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function selected(label: string): boolean {

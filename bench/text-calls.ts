@@ -1,6 +1,7 @@
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import type { DecoderOptions } from "../src/types.js";
 import { chunkBytes } from "./fixtures.js";
+import { cpuMs, median } from "./cpu.js";
 
 /**
  * The text-call extractor's cost on text-heavy streams: assistant text (prose, markdown, code with
@@ -63,18 +64,6 @@ function decodeOnce(chunks: Uint8Array[], options: DecoderOptions): number {
 /** Decodes the stream `times` times: a sample long enough (about 100 ms) for CPU time to be steady. */
 function decodeTimes(chunks: Uint8Array[], options: DecoderOptions, times: number): void {
   for (let i = 0; i < times; i++) decodeOnce(chunks, options);
-}
-
-function cpuMs(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 /** A stream of about `bytes` SSE bytes. */

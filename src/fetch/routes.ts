@@ -7,7 +7,7 @@ export interface Route {
   provider: ProviderName;
   /** The history format of the request body, or null when toolwire does not repair it (Ollama). */
   history: HistoryFormat | null;
-  /** Whether a streamed response can be re-encoded (SSE bodies of the re-encoded protocols). */
+  /** Whether a streamed response can be re-encoded (SSE bodies of the re-encoded protocols, Ollama's NDJSON, Gemini's JSON array). */
   reencode: boolean;
 }
 
@@ -26,7 +26,9 @@ export function routeOf(url: string): Route | null {
   if (path.endsWith("/messages")) return { provider: "anthropic", history: "anthropic", reencode: true };
   if (path.endsWith("/chat/completions")) return { provider: "openai-chat", history: "openai-chat", reencode: true };
   if (path.endsWith("/responses")) return { provider: "openai-responses", history: "openai-responses", reencode: true };
-  if (path.endsWith(":streamGenerateContent") || path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: false };
+  // Only the streamed form is re-encoded; `:generateContent` answers with one JSON object.
+  if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", history: "gemini", reencode: true };
+  if (path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: false };
   if (/\/model\/[^/]+\/converse(-stream)?$/.test(path)) return { provider: "bedrock", history: "bedrock", reencode: false };
   if (/\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) return { provider: "anthropic", history: "anthropic", reencode: false };
   if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: true };
@@ -45,7 +47,7 @@ export function routeFor(provider: ProviderName, url: string): Route {
     bedrock: "bedrock",
     ollama: null,
   };
-  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" };
+  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" || provider === "gemini" };
 }
 
 const HOST_TARGETS: Array<[RegExp, SchemaTarget]> = [

@@ -4,6 +4,7 @@ import { createAnthropicReencoder } from "./anthropic.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
 import { createOllamaReencoder } from "./ollama.js";
+import { createGeminiReencoder } from "./gemini.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
 export type { Reencoder, RepairReport } from "./types.js";
@@ -11,16 +12,17 @@ export { createAnthropicReencoder } from "./anthropic.js";
 export { createOpenAIChatReencoder } from "./openai-chat.js";
 export { createOpenAIResponsesReencoder } from "./openai-responses.js";
 export { createOllamaReencoder } from "./ollama.js";
+export { createGeminiReencoder } from "./gemini.js";
 
 /** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
-export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama"];
+export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "gemini"];
 
 /**
  * The re-encoder for a provider's stream: body bytes in, the same protocol's bytes out, with the
  * calls toolwire fixed rewritten, truncated or invalid calls withheld, and every other event
  * forwarded byte for byte as soon as it arrives (see `createAnthropicReencoder`,
- * `createOpenAIChatReencoder`). For providers without a re-encoder yet (`gemini`,
- * `bedrock`) the bytes pass through unchanged and are decoded on the side, so
+ * `createOpenAIChatReencoder`, `createGeminiReencoder`). For providers without a re-encoder yet
+ * (`bedrock`) the bytes pass through unchanged and are decoded on the side, so
  * that `turn` still tells what toolwire found.
  */
 export function createReencoder(provider: ProviderName, options: DecoderOptions = {}): Reencoder {
@@ -28,6 +30,7 @@ export function createReencoder(provider: ProviderName, options: DecoderOptions 
   if (provider === "openai-chat") return createOpenAIChatReencoder(options);
   if (provider === "openai-responses") return createOpenAIResponsesReencoder(options);
   if (provider === "ollama") return createOllamaReencoder(options);
+  if (provider === "gemini") return createGeminiReencoder(options);
   return createPassthrough(provider, options);
 }
 

@@ -1,0 +1,353 @@
+import { isPlaceholderId } from "../assemble/turn.js";
+import { numberField, stringField } from "../providers/fields.js";
+import { createDecoder } from "../providers/registry.js";
+import { stringifyJson } from "../testing/values.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import { DecoderTap, isPlainObject } from "./common.js";
+import { JsonArraySplitter } from "./json-array-events.js";
+import { encodeOut, SseEventSplitter } from "./sse-events.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+/**
+ * Google Gemini `streamGenerateContent` (Gemini API and Vertex): decoded, then re-emitted as the
+ * same `GenerateContentResponse` chunks, in the body's own form: Server-Sent Events (`alt=sse`) or
+ * the default streamed JSON array (`[{…}\n,\r\n{…}]`), told apart by the body's first character.
+ *
+ * - Chunks pass as they came, byte for byte (the array's separators too), as soon as they are
+ *   decided. A chunk holding a `functionCall` part is held until the decoder decides that call:
+ *   at once for a whole call with object `args`; at the part without `willContinue` for a call
+ *   whose arguments stream as `partialArgs` (Vertex `streamFunctionCallArguments`), so the chunks
+ *   from its first part to its last are held; at the end of the stream for `args` sent as a string
+ *   that does not parse (a `MAX_TOKENS` stop then makes it truncated rather than invalid). Chunks
+ *   after a held one wait behind it, so the client sees every part in its order.
+ * - Only the parts of calls toolwire fixed change, inside the chunk's
+ *   `candidates[].content.parts`, the rest of the chunk kept: a call whose only fault is its id (none
+ *   sent, a placeholder such as `"null"`, or a duplicate of an earlier call's) gets toolwire's id on
+ *   the part that opened it, so the client's calls carry the ids of toolwire's turn; a call decoded
+ *   with any other repair, `args` sent as a JSON string, or a streamed call that also carried an
+ *   `args` snapshot becomes one whole part `{functionCall: {id, name, args}}` (the decoded
+ *   arguments; the `thoughtSignature` and other fields of its first part kept) where its first part
+ *   was, and its other parts are removed. A chunk re-encoded this way is the compact JSON of the
+ *   chunk as parsed, everything but the call's parts as sent.
+ * - A call that is truncated (the stream ended or was cut while it still said `willContinue`, a
+ *   `MAX_TOKENS` stop inside it, a new call that began before it ended) or invalid (`args` not an
+ *   object, streamed leaves that cannot be assembled) is withheld: its parts are removed, so no
+ *   client sees a runnable call. A `MAX_TOKENS` finishReason already tells the client the turn was
+ *   cut. Gemini has no tool-call finish reason (`STOP` ends a turn with calls too), so a `STOP`
+ *   turn whose every call was withheld would read as a finished answer; it says
+ *   `MALFORMED_FUNCTION_CALL` instead, Gemini's own reason for "the model generated a call that is
+ *   not valid", which clients (and toolwire) read as a turn to retry rather than an answer.
+ * - Everything else passes untouched: text, thought parts and `thoughtSignature`s, other
+ *   candidates, `usageMetadata`, `groundingMetadata`, prompt feedback, errors.
+ * - Calls are not deduplicated beyond what the decoder does: a call sent again in a later chunk is
+ *   a second call to the decoder (with a unique id), and is delivered as one.
+ */
+export function createGeminiReencoder(options: DecoderOptions = {}): Reencoder {
+  return new GeminiReencoder(options);
+}
+
+interface PartRef {
+  chunk: HeldChunk;
+  candidate: number;
+  part: number;
+}
+
+interface CallTrack {
+  /** The call's index in the turn, counted as the decoder counts calls. */
+  index: number;
+  refs: PartRef[];
+  /** The id on the part that opened the call, null when none was sent. */
+  sentId: string | null;
+  /** Every part is in the shape clients read as the call (object or absent `args`; no `args` beside streamed leaves). */
+  plain: boolean;
+  decided: boolean;
+}
+
+interface HeldChunk {
+  kind: "chunk";
+  raw: string;
+  data: Record<string, unknown>;
+  render: (data: Record<string, unknown>) => string;
+  calls: CallTrack[];
+  /** Replaced parts (null: removed), by candidate position, then part position. */
+  edits: Map<number, Map<number, unknown>> | null;
+  /** The position of the first decoded candidate that carries a finishReason, and the reason. */
+  finish: { candidate: number; reason: string } | null;
+}
+
+type Item = HeldChunk | { kind: "text"; text: string };
+
+const REMOVED = null;
+
+class GeminiReencoder implements Reencoder {
+  readonly provider = "gemini" as const;
+  private readonly tap: DecoderTap;
+  private form: "sse" | "json" | null = null;
+  /** Leading white space, held until the body's first character tells its form. */
+  private sniffed: Uint8Array[] = [];
+  private readonly sse = new SseEventSplitter();
+  private readonly array = new JsonArraySplitter();
+  private queue: Item[] = [];
+  private head = 0;
+  private readonly undecided = new Set<CallTrack>();
+  /** The call whose arguments are still streaming (it said willContinue). */
+  private open: CallTrack | null = null;
+  private opened = 0;
+  private delivered = 0;
+  private withheldCalls = 0;
+  private ended = false;
+
+  constructor(options: DecoderOptions) {
+    this.tap = new DecoderTap("gemini", createDecoder("gemini", options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    if (this.ended) return [];
+    if (this.form === null) {
+      const at = firstSignificant(chunk);
+      if (at < 0) {
+        this.sniffed.push(chunk);
+        return [];
+      }
+      const first = chunk[at] as number;
+      this.form = first === 0x5b || first === 0x7b ? "json" : "sse";
+      const out: string[] = [];
+      for (const held of this.sniffed) this.feed(held, out);
+      this.sniffed = [];
+      this.feed(chunk, out);
+      return encodeOut(out);
+    }
+    const out: string[] = [];
+    this.feed(chunk, out);
+    return encodeOut(out);
+  }
+
+  end(): Uint8Array[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out: string[] = [];
+    if (this.form === null) {
+      // Nothing but white space: forwarded as it came, SSE-split so the decoder sees the same.
+      this.form = "sse";
+      for (const held of this.sniffed) this.feed(held, out);
+      this.sniffed = [];
+    }
+    if (this.form === "sse") for (const raw of this.sse.finish()) this.onPiece(raw.raw, raw.event, out);
+    else for (const piece of this.array.finish()) this.onPiece(piece.raw, piece.kind === "element" ? piece.event : null, out);
+    this.tap.end();
+    this.decide();
+    // A call the decoder did not keep (over a limit) goes on as it came.
+    for (const track of this.undecided) track.decided = true;
+    this.undecided.clear();
+    this.release(out);
+    return encodeOut(out);
+  }
+
+  private feed(bytes: Uint8Array, out: string[]): void {
+    if (this.form === "sse") for (const raw of this.sse.push(bytes)) this.onPiece(raw.raw, raw.event, out);
+    else for (const piece of this.array.push(bytes)) this.onPiece(piece.raw, piece.kind === "element" ? piece.event : null, out);
+  }
+
+  /** One SSE event or array element (`event`), or text that dispatches nothing (null). */
+  private onPiece(raw: string, event: ProviderEvent | null, out: string[]): void {
+    if (event === null) {
+      this.queue.push({ kind: "text", text: raw });
+    } else {
+      this.tap.push(event);
+      const data = event.data;
+      if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", text: raw });
+      else this.queue.push(this.track(raw, data, this.form === "sse" ? sseRenderer(raw, event.event) : toJson));
+      this.decide();
+    }
+    this.release(out);
+  }
+
+  /** Follows the chunk's call parts the way the decoder reads them (src/providers/gemini.ts). */
+  private track(raw: string, data: Record<string, unknown>, render: HeldChunk["render"]): HeldChunk {
+    const chunk: HeldChunk = { kind: "chunk", raw, data, render, calls: [], edits: null, finish: null };
+    if (!Array.isArray(data.candidates)) return chunk;
+    data.candidates.forEach((candidate: unknown, position) => {
+      if (!isPlainObject(candidate) || (numberField(candidate, "index") ?? position) !== 0) return;
+      const content = isPlainObject(candidate.content) ? candidate.content : null;
+      const parts = content && Array.isArray(content.parts) ? content.parts : [];
+      parts.forEach((part: unknown, at) => {
+        if (!isPlainObject(part) || !isPlainObject(part.functionCall)) return;
+        this.onCallPart(part.functionCall, { chunk, candidate: position, part: at });
+      });
+      const reason = stringField(candidate, "finishReason");
+      if (reason !== null && chunk.finish === null) chunk.finish = { candidate: position, reason };
+    });
+    return chunk;
+  }
+
+  private onCallPart(fc: Record<string, unknown>, ref: PartRef): void {
+    const continues = fc.willContinue === true;
+    const hasPartial = fc.partialArgs !== undefined;
+    const args = fc.args === null ? undefined : fc.args;
+    let track: CallTrack;
+    if (stringField(fc, "name") !== null) {
+      // A new call supersedes one still streaming (the decoder closes that one as truncated).
+      this.open = null;
+      track = this.openTrack(fc, ref);
+      if (!continues && !hasPartial) {
+        track.plain = args === undefined || isPlainObject(args);
+        return;
+      }
+      this.open = track;
+      // Arguments beside the opening of a streamed call are its start input, which clients skip.
+      if (args !== undefined) track.plain = false;
+    } else if (this.open === null) {
+      if (!hasPartial && args === undefined) return;
+      track = this.openTrack(fc, ref);
+      this.open = track;
+      if (args !== undefined) track.plain = false;
+    } else {
+      track = this.open;
+      track.refs.push(ref);
+      this.addCall(ref.chunk, track);
+      if (args !== undefined) track.plain = false;
+    }
+    if (!continues) this.open = null;
+  }
+
+  private openTrack(fc: Record<string, unknown>, ref: PartRef): CallTrack {
+    const track: CallTrack = { index: this.opened++, refs: [ref], sentId: stringField(fc, "id"), plain: true, decided: false };
+    this.undecided.add(track);
+    this.addCall(ref.chunk, track);
+    return track;
+  }
+
+  private addCall(chunk: HeldChunk, track: CallTrack): void {
+    if (!chunk.calls.includes(track)) chunk.calls.push(track);
+  }
+
+  /** Settles every call the decoder has ended. */
+  private decide(): void {
+    if (this.undecided.size === 0) return;
+    for (const track of this.undecided) {
+      const call = this.tap.ended.get(track.index);
+      if (!call) continue;
+      this.undecided.delete(track);
+      track.decided = true;
+      this.settle(track, call);
+    }
+  }
+
+  private settle(track: CallTrack, call: ToolCall): void {
+    if (call.arguments === null) {
+      this.withheldCalls++;
+      for (const ref of track.refs) edit(ref, REMOVED);
+      this.tap.withheld(call);
+      return;
+    }
+    this.delivered++;
+    const sentNone = track.sentId === null || isPlaceholderId(track.sentId);
+    const clean = track.plain && call.complete && call.error === null && call.repairs.every((code) => code === "minted_id");
+    if (clean) {
+      if (call.id === track.sentId) return;
+      // Only the id needs a fix: the call's parts stay as sent, its first part gets toolwire's id.
+      const first = track.refs[0] as PartRef;
+      const part = partAt(first) as Record<string, unknown>;
+      edit(first, { ...part, functionCall: { ...(part.functionCall as Record<string, unknown>), id: call.id } });
+      this.tap.rewritten(call, sentNone && call.providerId === undefined ? ["call_id_minted"] : []);
+      return;
+    }
+    const first = track.refs[0] as PartRef;
+    const { functionCall: _sent, ...fields } = partAt(first) as Record<string, unknown>;
+    const signature = call.providerFields?.thoughtSignature;
+    if (fields.thoughtSignature === undefined && typeof signature === "string") fields.thoughtSignature = signature;
+    edit(first, { functionCall: { id: call.id, name: call.name, args: call.arguments }, ...fields });
+    for (const ref of track.refs.slice(1)) edit(ref, REMOVED);
+    this.tap.rewritten(call, sentNone && call.providerId === undefined ? ["call_id_minted"] : []);
+  }
+
+  /** Writes every chunk at the head of the queue whose calls are all decided. */
+  private release(out: string[]): void {
+    while (this.head < this.queue.length) {
+      const item = this.queue[this.head] as Item;
+      if (item.kind === "chunk" && item.calls.some((track) => !track.decided)) break;
+      out.push(item.kind === "text" ? item.text : this.render(item));
+      this.head++;
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private render(chunk: HeldChunk): string {
+    const finish = chunk.finish;
+    const noCallLeft = finish !== null && finish.reason === "STOP" && this.delivered === 0 && this.withheldCalls > 0;
+    if (chunk.edits === null && !noCallLeft) return chunk.raw;
+    const candidates = (chunk.data.candidates as unknown[]).slice();
+    for (const [position, edits] of chunk.edits ?? []) {
+      const candidate = candidates[position] as Record<string, unknown>;
+      const content = candidate.content as Record<string, unknown>;
+      const parts: unknown[] = [];
+      (content.parts as unknown[]).forEach((part, at) => {
+        const replacement = edits.has(at) ? edits.get(at) : part;
+        if (replacement !== REMOVED) parts.push(replacement);
+      });
+      candidates[position] = { ...candidate, content: { ...content, parts } };
+    }
+    if (noCallLeft && finish) {
+      candidates[finish.candidate] = { ...(candidates[finish.candidate] as Record<string, unknown>), finishReason: "MALFORMED_FUNCTION_CALL" };
+      this.tap.report({
+        action: "normalized",
+        code: "finish_reason_without_calls",
+        message: "Every tool call of the turn was withheld, so finishReason STOP became MALFORMED_FUNCTION_CALL: the turn is one to retry, not an answer.",
+      });
+    }
+    return chunk.render({ ...chunk.data, candidates });
+  }
+}
+
+function partAt(ref: PartRef): unknown {
+  const edited = ref.chunk.edits?.get(ref.candidate);
+  if (edited?.has(ref.part)) return edited.get(ref.part);
+  const candidate = (ref.chunk.data.candidates as unknown[])[ref.candidate] as Record<string, unknown>;
+  return ((candidate.content as Record<string, unknown>).parts as unknown[])[ref.part];
+}
+
+function edit(ref: PartRef, value: unknown): void {
+  const edits = (ref.chunk.edits ??= new Map());
+  let parts = edits.get(ref.candidate);
+  if (!parts) edits.set(ref.candidate, (parts = new Map()));
+  parts.set(ref.part, value);
+}
+
+/** A rewritten chunk as one SSE event, with the event's own name and line ending. */
+function sseRenderer(raw: string, name: string | undefined): HeldChunk["render"] {
+  const eol = raw.includes("\r\n") ? "\r\n" : raw.includes("\r") ? "\r" : "\n";
+  return (data) => `${name !== undefined ? `event: ${name}${eol}` : ""}data: ${toJson(data)}${eol}${eol}`;
+}
+
+/** A chunk as JSON text. A chunk can nest deeper than JSON.stringify follows (a hostile stream): then without recursion. */
+function toJson(data: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(data);
+  } catch {
+    return stringifyJson(data);
+  }
+}
+
+/** The position of the first byte that is not white space or a byte-order mark, or -1. */
+function firstSignificant(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i] as number;
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d || byte === 0xef || byte === 0xbb || byte === 0xbf) continue;
+    return i;
+  }
+  return -1;
+}

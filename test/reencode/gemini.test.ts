@@ -1,0 +1,285 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createByteDecoder } from "../../src/adapters/bytes.js";
+import { createReencoder } from "../../src/reencode/index.js";
+import { JsonArraySplitter } from "../../src/reencode/json-array-events.js";
+import { stringifyJson } from "../../src/testing/values.js";
+import { concatBytes } from "../../src/testing/wire.js";
+import type { DecodedTurn, ProviderEvent } from "../../src/types.js";
+import { cassetteBodies } from "../corpus/support.js";
+import { regressionFiles } from "../fuzz/support.js";
+import { testdataFiles } from "../helpers/testdata.js";
+import { reencode, sseBody } from "./support.js";
+
+/**
+ * Gemini `streamGenerateContent` re-encoded, in both wire forms (SSE and the streamed JSON array):
+ * decoding the output gives exactly the runnable calls toolwire decodes from the input (ids,
+ * names, arguments, signatures), each well-formed; text and thoughts are kept; a stream that
+ * needed no fix comes out byte for byte; chunking never changes the output.
+ */
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+type Form = "sse" | "json";
+
+/** The body as Gemini sends it (stringifyJson: fuzz regressions nest deeper than JSON.stringify can follow). */
+function bodyOf(form: Form, events: readonly ProviderEvent[]): Uint8Array {
+  const payloads = events.map((event) => (typeof event.data === "string" ? event.data : stringifyJson(event.data)));
+  return encoder.encode(form === "sse" ? payloads.map((payload) => `data: ${payload}\n\n`).join("") : `[${payloads.join(",\r\n")}]`);
+}
+
+function decode(form: Form, bytes: Uint8Array): DecodedTurn {
+  const byteDecoder = createByteDecoder("gemini", form === "json" ? { framing: "json-array" } : {});
+  byteDecoder.push(bytes);
+  return byteDecoder.finish();
+}
+
+function facts(turn: DecodedTurn, runnableOnly: boolean) {
+  return turn.toolCalls
+    .filter((call) => !runnableOnly || call.arguments !== null)
+    .map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, thoughtSignature: call.providerFields?.thoughtSignature }));
+}
+
+/** Re-encodes `body` and checks the contract; returns the output and the repairs. */
+function check(form: Form, body: Uint8Array, sizes: number[] = [body.length || 1]) {
+  const original = decode(form, body);
+  const { output, reencoder } = reencode("gemini", body, sizes);
+  const again = decode(form, output);
+  expect(facts(again, false)).toEqual(facts(original, true));
+  for (const call of again.toolCalls) expect(call, JSON.stringify(call)).toMatchObject({ complete: true, repairs: [], error: null });
+  expect(again.text).toBe(original.text);
+  expect(again.reasoning).toBe(original.reasoning);
+  expect(again.blocks.filter((block) => block.type === "thinking")).toEqual(original.blocks.filter((block) => block.type === "thinking"));
+  expect(again.usage).toEqual(original.usage);
+  for (const call of original.toolCalls) {
+    if (call.arguments === null) expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", callIndex: call.index }));
+  }
+  if (reencoder.repairs.length === 0) expect(decoder.decode(output)).toBe(decoder.decode(body));
+  expect(reencoder.turn?.toolCalls).toEqual(original.toolCalls);
+  return { output, text: decoder.decode(output), repairs: reencoder.repairs, original, again };
+}
+
+const recorded = [
+  ...testdataFiles("gemini").flatMap((file) => file.streams.map((stream) => ({ key: `testdata/gemini/${file.name}#${stream.sequence ?? ""}`, events: stream.events }))),
+  ...regressionFiles()
+    .filter((file) => file.regression.provider === "gemini")
+    .map((file) => ({ key: `testdata/regressions/${file.name}`, events: file.regression.mutated })),
+];
+
+describe.each(recorded.map((c) => [c.key, c] as const))("re-encoding %s", (_key, { events }) => {
+  for (const form of ["sse", "json"] as const) {
+    it(`${form}: toolwire's runnable calls, well-formed; unchanged when nothing needed a fix; chunking does not matter`, () => {
+      const body = bodyOf(form, events);
+      const { output } = check(form, body);
+      expect(reencode("gemini", body, [1, 3, 17]).output).toEqual(output);
+    });
+  }
+});
+
+const cassettes = readdirSync(join(new URL("../../testdata/upstream/", import.meta.url).pathname))
+  .flatMap((dir) => {
+    try {
+      return readdirSync(join(new URL("../../testdata/upstream/", import.meta.url).pathname, dir)).map((name) => `${dir}/${name}`);
+    } catch {
+      return [];
+    }
+  })
+  .filter((local) => /Google(Common)?__(gemini|vertex-gemini)|test_google__/.test(local) && local.endsWith(".yaml"));
+
+describe("re-encoding the upstream Gemini cassettes (raw SSE bodies, CRLF)", () => {
+  it("finds them", () => expect(cassettes.length).toBeGreaterThanOrEqual(4));
+  for (const local of cassettes) {
+    it(local, () => {
+      for (const raw of cassetteBodies(local)) {
+        const body = typeof raw === "string" ? encoder.encode(raw) : raw;
+        const { output } = check("sse", body);
+        expect(reencode("gemini", body, [7, 2, 64]).output).toEqual(output);
+      }
+    });
+  }
+});
+
+const chunk = (parts: unknown[], extra: Record<string, unknown> = {}): ProviderEvent => ({ data: { candidates: [{ content: { role: "model", parts }, index: 0, ...extra }], responseId: "resp-1", modelVersion: "gemini-test" } });
+const finish = (reason: string): ProviderEvent => ({ data: { candidates: [{ content: { role: "model", parts: [{ text: "" }] }, finishReason: reason, index: 0 }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 7, totalTokenCount: 12 }, responseId: "resp-1" } });
+const call = (name: string, args: unknown, more: Record<string, unknown> = {}) => ({ functionCall: { name, ...(args !== undefined ? { args } : {}), ...more } });
+
+function partsOut(form: Form, text: string): Array<Record<string, unknown>> {
+  const payloads: unknown[] = form === "sse" ? text.split(/\r?\n\r?\n/).filter((block) => block.startsWith("data: ")).map((block) => JSON.parse(block.slice(6))) : (JSON.parse(text) as unknown[]);
+  return payloads.flatMap((payload) => ((payload as { candidates?: Array<{ content?: { parts?: Array<Record<string, unknown>> } }> }).candidates ?? []).flatMap((candidate) => candidate.content?.parts ?? []));
+}
+
+function finishOut(form: Form, text: string): string[] {
+  const payloads: unknown[] = form === "sse" ? text.split(/\r?\n\r?\n/).filter((block) => block.startsWith("data: ")).map((block) => JSON.parse(block.slice(6))) : (JSON.parse(text) as unknown[]);
+  return payloads.flatMap((payload) => ((payload as { candidates?: Array<{ finishReason?: string }> }).candidates ?? []).flatMap((candidate) => (candidate.finishReason ? [candidate.finishReason] : [])));
+}
+
+describe.each(["sse", "json"] as const)("Gemini quirks (%s)", (form) => {
+  it("calls without ids get the ids toolwire minted (the client's ids are the turn's)", () => {
+    const { text, repairs, original } = check(form, bodyOf(form, [chunk([{ text: "Adding." }]), chunk([call("add", { a: 1 }), call("add", { a: 2 })]), finish("STOP")]));
+    const ids = partsOut(form, text).flatMap((part) => (part.functionCall ? [(part.functionCall as { id?: string }).id] : []));
+    expect(ids).toEqual(original.toolCalls.map((c) => c.id));
+    expect(ids.every((id) => id?.startsWith("gemini_tw_"))).toBe(true);
+    expect(repairs.map((r) => [r.action, r.code])).toEqual([
+      ["rewritten", "call_id_minted"],
+      ["rewritten", "call_id_minted"],
+    ]);
+  });
+
+  it("calls sent with ids pass byte for byte", () => {
+    const { repairs } = check(form, bodyOf(form, [chunk([call("add", { a: 1 }, { id: "c1" }), call("mul", { a: 2 }, { id: "c2" })]), finish("STOP")]));
+    expect(repairs).toEqual([]);
+  });
+
+  it("a placeholder id (\"null\") is replaced", () => {
+    const { text } = check(form, bodyOf(form, [chunk([call("add", { a: 1 }, { id: "null" })]), finish("STOP")]));
+    expect(partsOut(form, text)[0]?.functionCall).toMatchObject({ name: "add", args: { a: 1 }, id: expect.stringMatching(/^gemini_tw_/) });
+  });
+
+  it("duplicate ids are made unique, and a call resent in a later chunk stays the decoder's second call", () => {
+    const { text, again } = check(form, bodyOf(form, [chunk([call("add", { a: 1 }, { id: "k" }), call("add", { a: 2 }, { id: "k" })]), chunk([call("add", { a: 1 }, { id: "k" })]), finish("STOP")]));
+    expect(again.toolCalls.map((c) => c.id)).toEqual(["k", "k_tw2", "k_tw3"]);
+    expect(partsOut(form, text).map((part) => (part.functionCall as { id?: string } | undefined)?.id).filter(Boolean)).toEqual(["k", "k_tw2", "k_tw3"]);
+  });
+
+  it("args sent as a JSON string become the object; the part's thoughtSignature is kept", () => {
+    const { text, repairs } = check(form, bodyOf(form, [chunk([{ ...call("add", '{"a":1}', { id: "c1" }), thoughtSignature: "c2ln" }]), finish("STOP")]));
+    expect(partsOut(form, text)[0]).toEqual({ functionCall: { id: "c1", name: "add", args: { a: 1 } }, thoughtSignature: "c2ln" });
+    expect(repairs).toEqual([expect.objectContaining({ action: "rewritten", code: "source_final", id: "c1" })]);
+  });
+
+  it("thought parts, signatures, usage and grounding pass untouched beside a fixed call", () => {
+    const events = [
+      chunk([{ text: "Let me think", thought: true }, { text: "", thoughtSignature: "c2lnMQ==" }]),
+      chunk([{ ...call("look", { q: "x" }), thoughtSignature: "c2lnMg==" }], { groundingMetadata: { webSearchQueries: ["x"] } }),
+      finish("STOP"),
+    ];
+    const { text, again } = check(form, bodyOf(form, events));
+    const parts = partsOut(form, text);
+    expect(parts[0]).toEqual({ text: "Let me think", thought: true });
+    expect(parts[1]).toEqual({ text: "", thoughtSignature: "c2lnMQ==" });
+    expect(parts[2]).toMatchObject({ thoughtSignature: "c2lnMg==", functionCall: { name: "look", args: { q: "x" } } });
+    expect(text).toContain('"groundingMetadata":{"webSearchQueries":["x"]}');
+    expect(again.toolCalls[0]?.providerFields?.thoughtSignature).toBe("c2lnMg==");
+  });
+
+  it("a call whose args are not an object is withheld; with no call left, STOP says MALFORMED_FUNCTION_CALL", () => {
+    const { text, repairs, again } = check(form, bodyOf(form, [chunk([call("add", [1, 2], { id: "c1" })]), finish("STOP")]));
+    expect(partsOut(form, text).some((part) => part.functionCall)).toBe(false);
+    expect(finishOut(form, text)).toEqual(["MALFORMED_FUNCTION_CALL"]);
+    expect(repairs.map((r) => [r.action, r.code])).toEqual([
+      ["withheld", "not_object"],
+      ["normalized", "finish_reason_without_calls"],
+    ]);
+    expect(again.finishReason).toBe("error");
+  });
+
+  it("an invalid call beside a good one: only the invalid one is withheld, STOP stays", () => {
+    const { text } = check(form, bodyOf(form, [chunk([call("add", "nope", { id: "c1" }), call("mul", { a: 1 }, { id: "c2" })]), finish("STOP")]));
+    expect(partsOut(form, text).map((part) => (part.functionCall as { id?: string } | undefined)?.id).filter(Boolean)).toEqual(["c2"]);
+    expect(finishOut(form, text)).toEqual(["STOP"]);
+  });
+
+  it("MAX_TOKENS inside a string args is truncated and withheld; MAX_TOKENS stays", () => {
+    const { text, repairs } = check(form, bodyOf(form, [chunk([call("write", '{"path":"a.txt","text":"hel', { id: "c1" })]), finish("MAX_TOKENS")]));
+    expect(partsOut(form, text).some((part) => part.functionCall)).toBe(false);
+    expect(finishOut(form, text)).toEqual(["MAX_TOKENS"]);
+    expect(repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated", id: "c1" })]);
+  });
+
+  const streamed = (cut: "none" | "max_tokens" | "eof"): ProviderEvent[] => [
+    chunk([{ text: "Checking." }]),
+    chunk([{ ...call("getWeather", undefined, { id: "w1", willContinue: true }), thoughtSignature: "c2ln" }]),
+    chunk([{ functionCall: { partialArgs: [{ jsonPath: "$.location", stringValue: "Bos", willContinue: true }], willContinue: true } }]),
+    chunk([{ functionCall: { partialArgs: [{ jsonPath: "$.location", stringValue: "ton" }], willContinue: true } }]),
+    ...(cut === "none" ? [chunk([{ functionCall: {} }]), finish("STOP")] : cut === "max_tokens" ? [finish("MAX_TOKENS")] : []),
+  ];
+
+  it("streamed arguments (partialArgs) pass as sent when the call is whole", () => {
+    const { repairs, again } = check(form, bodyOf(form, streamed("none")));
+    expect(repairs).toEqual([]);
+    expect(again.toolCalls).toMatchObject([{ id: "w1", name: "getWeather", arguments: { location: "Boston" } }]);
+  });
+
+  it("a streamed call cut by MAX_TOKENS or by the end of the stream is withheld, the text before it delivered", () => {
+    for (const cut of ["max_tokens", "eof"] as const) {
+      const { text, repairs, again } = check(form, bodyOf(form, streamed(cut)));
+      expect(again.toolCalls).toEqual([]);
+      expect(again.text).toBe("Checking.");
+      expect(partsOut(form, text).some((part) => part.functionCall)).toBe(false);
+      expect(repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated", name: "getWeather" })]);
+    }
+  });
+
+  it("a streamed call without an id gets one on its first part; its leaves stay as sent", () => {
+    const events = streamed("none").map((event) => JSON.parse(JSON.stringify(event).replace('"id":"w1",', "")) as ProviderEvent);
+    const { text, original } = check(form, bodyOf(form, events));
+    const parts = partsOut(form, text).filter((part) => part.functionCall);
+    expect(parts).toHaveLength(4);
+    expect(parts[0]).toMatchObject({ functionCall: { name: "getWeather", willContinue: true, id: original.toolCalls[0]?.id }, thoughtSignature: "c2ln" });
+  });
+
+  it("forwards what is decided at once: text before a call, a whole call, and holds a streamed call until it ends", () => {
+    const reencoder = createReencoder("gemini");
+    const events = streamed("none");
+    const pieces = form === "sse" ? events.map((event) => sseBody("gemini", [event])) : events.map((event, i) => (i === 0 ? "[" : ",\r\n") + JSON.stringify(event.data));
+    const out = pieces.map((piece) => decoder.decode(concatBytes(reencoder.push(encoder.encode(piece)))));
+    expect(out[0]).toContain("Checking.");
+    // The array's separators may go ahead of a held element; nothing else does.
+    for (const held of out.slice(1, 4)) expect(held.replace(/[,\s]/g, "")).toBe("");
+    expect(out[4]).toContain("getWeather");
+    expect(out[4]).toContain('"stringValue":"ton"');
+    expect(out[5]).toContain("STOP");
+  });
+});
+
+describe("Gemini re-encoding, any chunk boundary", () => {
+  const events = [chunk([{ text: "Hi é ✓" }]), chunk([call("add", "{\"a\":1}"), call("mul", { b: [1, 2] }, { id: "m" })]), finish("STOP")];
+  for (const form of ["sse", "json"] as const) {
+    it(`${form}: splitting the body at every byte gives the same output`, () => {
+      const body = bodyOf(form, events);
+      const whole = reencode("gemini", body).output;
+      for (let at = 0; at <= body.length; at++) {
+        const reencoder = createReencoder("gemini");
+        const output = concatBytes([...reencoder.push(body.subarray(0, at)), ...reencoder.push(body.subarray(at)), ...reencoder.end()]);
+        expect(output, `split at ${at}`).toEqual(whole);
+      }
+    });
+  }
+
+  it("CRLF SSE, leading white space, comments and an array's own separators are kept", () => {
+    const sse = `\r\n: keep-alive\r\n\r\ndata: ${JSON.stringify(chunk([{ text: "a" }]).data)}\r\n\r\ndata: ${JSON.stringify(finish("STOP").data)}\r\n\r\n`;
+    expect(decoder.decode(reencode("gemini", encoder.encode(sse), [5]).output)).toBe(sse);
+    const array = ` [${JSON.stringify(chunk([{ text: "a" }]).data)}\n,\r\n${JSON.stringify(finish("STOP").data)}\n]\n`;
+    expect(decoder.decode(reencode("gemini", encoder.encode(array), [5]).output)).toBe(array);
+    const single = JSON.stringify({ error: { code: 429, message: "quota", status: "RESOURCE_EXHAUSTED" } });
+    expect(decoder.decode(reencode("gemini", encoder.encode(single), [3]).output)).toBe(single);
+  });
+
+  it("the JSON-array splitter gives back every character, whatever the chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }),
+        fc.constantFrom(",", ",\r\n", "\n,\r\n", " , "),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 4 }),
+        (values, separator, sizes) => {
+          const text = `[${values.map((value) => JSON.stringify(value)).join(separator)}]`;
+          const bytes = encoder.encode(text);
+          const splitter = new JsonArraySplitter();
+          const pieces = [];
+          let offset = 0;
+          let turn = 0;
+          while (offset < bytes.length) {
+            const size = sizes[turn++ % sizes.length] as number;
+            pieces.push(...splitter.push(bytes.subarray(offset, offset + size)));
+            offset += size;
+          }
+          pieces.push(...splitter.finish());
+          expect(pieces.map((piece) => piece.raw).join("")).toBe(text);
+          expect(pieces.flatMap((piece) => (piece.kind === "element" ? [piece.event.data] : []))).toEqual(values.map((value) => JSON.parse(JSON.stringify(value)) as unknown));
+        },
+      ),
+    );
+  });
+});

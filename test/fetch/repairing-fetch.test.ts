@@ -161,3 +161,51 @@ describe("the proxy's options", () => {
     await expect(startProxy({ upstream: "nope" })).rejects.toSatisfy((error: unknown) => isToolwireError(error) && error.code === "invalid_upstream");
   });
 });
+
+describe("a Gemini route through the repairing fetch", () => {
+  const chunks = [
+    { candidates: [{ content: { role: "model", parts: [{ text: "Adding." }] }, index: 0 }], responseId: "r1" },
+    { candidates: [{ content: { role: "model", parts: [{ functionCall: { name: "add", args: '{"a":1}' }, thoughtSignature: "c2ln" }, { functionCall: { name: "add", args: [2] } }] }, finishReason: "STOP", index: 0 }], responseId: "r1" },
+  ];
+  const streamed = (body: string, type: string): (() => Response) => () => new Response(body, { status: 200, headers: { "content-type": type } });
+  const sse = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\r\n\r\n`).join("");
+  const array = `[${chunks.map((chunk) => JSON.stringify(chunk)).join(",\r\n")}]`;
+  const url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+
+  for (const [form, body, type, query] of [
+    ["SSE (alt=sse)", sse, "text/event-stream", "?alt=sse"],
+    ["the streamed JSON array", array, "application/json; charset=UTF-8", ""],
+  ] as const) {
+    it(`${form}: the client reads toolwire's calls; every change is reported with the turn's codes`, async () => {
+      const reports: RepairReport[] = [];
+      const turns: Array<{ calls: number; repairs: number }> = [];
+      const repairing = createRepairingFetch({
+        fetch: scripted(streamed(body, type)).fetch,
+        onRepair: (report) => reports.push(report),
+        onTurn: (turn, info) => turns.push({ calls: turn.toolCalls.length, repairs: info.repairs.length }),
+      });
+      const response = await repairing(`${url}${query}`, { method: "POST", body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "add" }] }] }) });
+      const text = await response.text();
+      expect(response.headers.get("content-type")).toBe(type);
+      const payloads = (type === "text/event-stream" ? text.split("\r\n\r\n").filter(Boolean).map((event) => JSON.parse(event.slice(6)) as unknown) : (JSON.parse(text) as unknown[])) as Array<{
+        candidates: Array<{ content: { parts: Array<Record<string, unknown>> }; finishReason?: string }>;
+      }>;
+      expect(payloads[0]).toEqual(chunks[0]);
+      const parts = payloads[1]?.candidates[0]?.content.parts;
+      expect(parts).toEqual([{ functionCall: { id: expect.stringMatching(/^gemini_tw_/), name: "add", args: { a: 1 } }, thoughtSignature: "c2ln" }]);
+      expect(payloads[1]?.candidates[0]?.finishReason).toBe("STOP");
+      expect(reports.map((report) => [report.stage, report.action, report.code])).toEqual([
+        ["response", "rewritten", "call_id_minted"],
+        ["response", "withheld", "not_object"],
+      ]);
+      expect(turns).toEqual([{ calls: 2, repairs: 2 }]);
+    });
+  }
+
+  it(":generateContent (one JSON object) passes untouched", async () => {
+    const whole = JSON.stringify(chunks[1]);
+    const repairing = createRepairingFetch({ fetch: scripted(streamed(whole, "application/json")).fetch });
+    const response = await repairing(url.replace(":streamGenerateContent", ":generateContent"), { method: "POST", body: "{}" });
+    expect(await response.text()).toBe(whole);
+  });
+});

@@ -2,15 +2,14 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { createReencoder } from "../../src/reencode/index.js";
 import { JsonArraySplitter } from "../../src/reencode/json-array-events.js";
-import { stringifyJson } from "../../src/testing/values.js";
 import { concatBytes } from "../../src/testing/wire.js";
-import type { DecodedTurn, ProviderEvent } from "../../src/types.js";
+import type { ProviderEvent } from "../../src/types.js";
 import { cassetteBodies } from "../corpus/support.js";
 import { regressionFiles } from "../fuzz/support.js";
 import { testdataFiles } from "../helpers/testdata.js";
+import { bodyOf, check, type Form } from "./gemini-support.js";
 import { reencode, sseBody } from "./support.js";
 
 /**
@@ -22,44 +21,6 @@ import { reencode, sseBody } from "./support.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-type Form = "sse" | "json";
-
-/** The body as Gemini sends it (stringifyJson: fuzz regressions nest deeper than JSON.stringify can follow). */
-function bodyOf(form: Form, events: readonly ProviderEvent[]): Uint8Array {
-  const payloads = events.map((event) => (typeof event.data === "string" ? event.data : stringifyJson(event.data)));
-  return encoder.encode(form === "sse" ? payloads.map((payload) => `data: ${payload}\n\n`).join("") : `[${payloads.join(",\r\n")}]`);
-}
-
-function decode(form: Form, bytes: Uint8Array): DecodedTurn {
-  const byteDecoder = createByteDecoder("gemini", form === "json" ? { framing: "json-array" } : {});
-  byteDecoder.push(bytes);
-  return byteDecoder.finish();
-}
-
-function facts(turn: DecodedTurn, runnableOnly: boolean) {
-  return turn.toolCalls
-    .filter((call) => !runnableOnly || call.arguments !== null)
-    .map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, thoughtSignature: call.providerFields?.thoughtSignature }));
-}
-
-/** Re-encodes `body` and checks the contract; returns the output and the repairs. */
-function check(form: Form, body: Uint8Array, sizes: number[] = [body.length || 1]) {
-  const original = decode(form, body);
-  const { output, reencoder } = reencode("gemini", body, sizes);
-  const again = decode(form, output);
-  expect(facts(again, false)).toEqual(facts(original, true));
-  for (const call of again.toolCalls) expect(call, JSON.stringify(call)).toMatchObject({ complete: true, repairs: [], error: null });
-  expect(again.text).toBe(original.text);
-  expect(again.reasoning).toBe(original.reasoning);
-  expect(again.blocks.filter((block) => block.type === "thinking")).toEqual(original.blocks.filter((block) => block.type === "thinking"));
-  expect(again.usage).toEqual(original.usage);
-  for (const call of original.toolCalls) {
-    if (call.arguments === null) expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", callIndex: call.index }));
-  }
-  if (reencoder.repairs.length === 0) expect(decoder.decode(output)).toBe(decoder.decode(body));
-  expect(reencoder.turn?.toolCalls).toEqual(original.toolCalls);
-  return { output, text: decoder.decode(output), repairs: reencoder.repairs, original, again };
-}
 
 const recorded = [
   ...testdataFiles("gemini").flatMap((file) => file.streams.map((stream) => ({ key: `testdata/gemini/${file.name}#${stream.sequence ?? ""}`, events: stream.events }))),

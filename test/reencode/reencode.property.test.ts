@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ProviderEvent, ProviderName } from "../../src/types.js";
 import { a } from "../helpers/anthropic-events.js";
+import { bodyOf, check, type Form } from "./gemini-support.js";
 import { decodeBytes, reencode, sseBody } from "./support.js";
 
 /**
@@ -129,6 +130,67 @@ describe("re-encoding generated quirky turns", () => {
         if (turn.finish !== null) events.push(chunk({}, turn.finish));
         if (turn.done) events.push({ data: "[DONE]" });
         checkRoundTrip("openai-chat", events, sizes);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+type GeminiQuirk = "plain" | "no_id" | "placeholder_id" | "duplicate_id" | "string_args" | "streamed" | "streamed_no_id" | "not_object" | "resent";
+const geminiTurn = fc.record({
+  text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
+  thought: fc.boolean(),
+  calls: fc.array(fc.record({ args, quirk: fc.constantFrom<GeminiQuirk>("plain", "plain", "no_id", "placeholder_id", "duplicate_id", "string_args", "streamed", "streamed", "streamed_no_id", "not_object", "resent"), cuts: fc.array(fc.nat(12), { maxLength: 3 }), signed: fc.boolean() }), {
+    minLength: 1,
+    maxLength: 3,
+  }),
+  cutLast: fc.boolean(),
+  finish: fc.constantFrom("STOP", "STOP", "MAX_TOKENS", null),
+  form: fc.constantFrom<Form>("sse", "json"),
+});
+
+/** `partialArgs` leaves for an arguments object, strings cut into `willContinue` pieces. */
+function leavesOf(value: Record<string, unknown>, cuts: readonly number[]): Array<Record<string, unknown>> {
+  const leaves: Array<Record<string, unknown>> = [];
+  for (const [key, item] of Object.entries(value)) {
+    const path = `$.${key}`;
+    if (typeof item === "string") {
+      const pieces = item === "" ? [""] : split(item, cuts);
+      pieces.forEach((piece, i) => leaves.push({ jsonPath: path, stringValue: piece, ...(i < pieces.length - 1 ? { willContinue: true } : {}) }));
+    } else if (typeof item === "number") leaves.push({ jsonPath: path, numberValue: item });
+    else if (typeof item === "boolean") leaves.push({ jsonPath: path, boolValue: item });
+    else if (Array.isArray(item)) item.forEach((element, i) => leaves.push({ jsonPath: `${path}[${i}]`, numberValue: element }));
+  }
+  return leaves;
+}
+
+describe("re-encoding generated quirky Gemini turns", () => {
+  it("missing, placeholder and duplicate ids, string and non-object args, streamed partialArgs, resent calls, MAX_TOKENS and cut streams, both wire forms", () => {
+    fc.assert(
+      fc.property(geminiTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => {
+        const chunk = (parts: unknown[]): ProviderEvent => ({ data: { candidates: [{ content: { role: "model", parts }, index: 0 }], responseId: "r1", modelVersion: "gemini-test" } });
+        const events: ProviderEvent[] = [];
+        if (turn.text !== undefined) events.push(chunk([{ text: turn.text, ...(turn.thought ? { thought: true } : {}) }]));
+        let cut = false;
+        turn.calls.forEach((call, n) => {
+          const last = n === turn.calls.length - 1;
+          const id = call.quirk === "no_id" || call.quirk === "streamed_no_id" ? {} : { id: call.quirk === "duplicate_id" ? "fc_0" : call.quirk === "placeholder_id" ? "null" : `fc_${n}` };
+          const signature = call.signed ? { thoughtSignature: `sig${n}` } : {};
+          if (call.quirk === "streamed" || call.quirk === "streamed_no_id") {
+            events.push(chunk([{ functionCall: { name: "tool", ...id, willContinue: true }, ...signature }]));
+            for (const leaf of leavesOf(call.args, call.cuts)) events.push(chunk([{ functionCall: { partialArgs: [leaf], willContinue: true } }]));
+            if (last && turn.cutLast) cut = true;
+            else events.push(chunk([{ functionCall: {} }]));
+            return;
+          }
+          const sent = call.quirk === "string_args" ? JSON.stringify(call.args) : call.quirk === "not_object" ? [call.args] : call.args;
+          events.push(chunk([{ functionCall: { name: "tool", ...id, args: sent }, ...signature }]));
+          if (call.quirk === "resent") events.push(chunk([{ functionCall: { name: "tool", ...id, args: sent } }]));
+        });
+        if (turn.finish !== null && !(cut && turn.finish === "STOP")) {
+          events.push({ data: { candidates: [{ content: { role: "model", parts: [{ text: "" }] }, finishReason: turn.finish, index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 4, totalTokenCount: 7 } } });
+        }
+        check(turn.form, bodyOf(turn.form, events), sizes);
       }),
       { numRuns: 200 },
     );

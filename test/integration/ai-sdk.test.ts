@@ -1,4 +1,5 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
 import { jsonSchema, streamText, tool, type LanguageModel, type Tool } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,7 +8,7 @@ import type { ReplayServer, ReplayStream } from "../../src/node/replay-server.js
 import { fileTurn, startTestdataServer, streamsOf } from "./support.js";
 
 /**
- * The AI SDK (`ai` with `@ai-sdk/openai` and `@ai-sdk/anthropic`) with the repairing fetch as its
+ * The AI SDK (`ai` with `@ai-sdk/openai`, `@ai-sdk/anthropic` and `@ai-sdk/google`) with the repairing fetch as its
  * provider's `fetch`: `streamText(…).toolCalls` holds the calls toolwire decodes as runnable, on the
  * quirk streams where the AI SDK alone would merge, drop or mangle them.
  */
@@ -51,5 +52,14 @@ describe("@ai-sdk/anthropic through the repairing fetch", () => {
   it.each(anthropic.map((stream) => [stream.key, stream] as const))("%s", async (_key, stream) => {
     const provider = createAnthropic({ apiKey: "sk-ant-toolwire-test", baseURL: `${server.url}/v1`, fetch: repairingFetch });
     expect(await calls(provider("claude-test"), stream)).toEqual(expected(stream));
+  });
+});
+
+describe("@ai-sdk/google through the repairing fetch", () => {
+  // Every Gemini stream of testdata: the SDK's calls carry toolwire's ids (minted where Gemini sent
+  // none), its arguments, and none of the calls toolwire withholds.
+  it.each(streamsOf("gemini").map((stream) => [stream.key, stream] as const))("%s", async (_key, stream) => {
+    const provider = createGoogleGenerativeAI({ apiKey: "toolwire-test-key", baseURL: `${server.url}/v1beta`, fetch: repairingFetch });
+    expect(await calls(provider("gemini-test"), stream)).toEqual(expected(stream));
   });
 });

@@ -2,11 +2,12 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import OpenAIv7 from "openai-v7";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { createRepairingFetch, type RepairReport } from "../../src/fetch/index.js";
 import type { ReplayServer, ReplayStream } from "../../src/node/replay-server.js";
 import type { DecodedTurn, ProviderName } from "../../src/types.js";
 import { ACCUMULATION_DIFFERENCES, THROUGH_FETCH } from "./sdk-differences.js";
-import { ANTHROPIC_REQUEST, CHAT_REQUEST, fileTurn, pick, RESPONSES_REQUEST, startTestdataServer, streamsOf } from "./support.js";
+import { ANTHROPIC_REQUEST, CHAT_REQUEST, fileTurn, pick, plain, RESPONSES_REQUEST, startTestdataServer, streamsOf } from "./support.js";
 
 /**
  * The real SDKs with toolwire's repairing fetch in front of them (`fetch` client option), against
@@ -124,6 +125,22 @@ describe.each(streamsOf("openai-responses").map((stream) => [stream.key, stream]
   });
 });
 
+describe.each(streamsOf("gemini").map((stream) => [stream.key, stream] as const))("%s", (_key, stream) => {
+  // No official client reads the JSON-array form (the SDKs ask for alt=sse), so the bytes are read
+  // the way a client would: the re-encoded body, decoded alone, holds toolwire's runnable calls.
+  for (const [form, query] of [
+    ["SSE (alt=sse)", "?alt=sse"],
+    ["the streamed JSON array", ""],
+  ] as const) {
+    it(`Gemini ${form} from toolwire serve through the repairing fetch holds toolwire's runnable calls`, async () => {
+      const response = await repairingFetch(`${server.url}/v1beta/models/gemini-test:streamGenerateContent${query}`, { method: "POST", headers: pick(stream).headers, body: JSON.stringify({ contents: [] }) });
+      const decoder = createByteDecoder("gemini", query === "" ? { framing: "json-array" } : {});
+      decoder.push(new Uint8Array(await response.arrayBuffer()));
+      expect(expected(plain(decoder.finish()))).toEqual(expected(fileTurn(stream)));
+    });
+  }
+});
+
 describe("the SDK accumulation differences", () => {
   it("every one is fixed through the fetch or explained in THROUGH_FETCH", () => {
     const chatOrAnthropic = Object.keys(ACCUMULATION_DIFFERENCES).filter((key) => key.startsWith("anthropic/") || key.startsWith("openai-chat/"));
@@ -133,6 +150,6 @@ describe("the SDK accumulation differences", () => {
 
   it("repairs are reported with toolwire's codes", () => {
     const codes = new Set(reports.map((report) => report.code));
-    for (const code of ["cumulative_resend", "collapsed_duplicate", "truncated", "event_before_message_start", "finish_reason_missing", "non_json_data"]) expect(codes, code).toContain(code);
+    for (const code of ["cumulative_resend", "collapsed_duplicate", "truncated", "event_before_message_start", "finish_reason_missing", "non_json_data", "call_id_minted", "minted_id", "not_object", "finish_reason_without_calls"]) expect(codes, code).toContain(code);
   });
 });

@@ -43,7 +43,7 @@ let proxyNoHistory: ProxyServer;
 const logs: string[] = [];
 
 beforeAll(async () => {
-  replay = await startReplayServer({ streams: [...streamsOf("anthropic"), ...streamsOf("openai-chat")] });
+  replay = await startReplayServer({ streams: [...streamsOf("anthropic"), ...streamsOf("openai-chat"), ...streamsOf("gemini")] });
   strict = createServer((req, res) => {
     void (async () => {
       const text = await body(req);
@@ -101,6 +101,23 @@ describe("the SDKs pointed at the proxy by base URL", () => {
     );
     expect(results.every(Boolean)).toBe(true);
   });
+});
+
+describe("Gemini through the proxy", () => {
+  const duplicates = streamsOf("gemini").find((stream) => stream.key.endsWith("#duplicate-ids")) as ReplayStream;
+  for (const [form, query] of [
+    ["SSE", "?alt=sse"],
+    ["the JSON array", ""],
+  ] as const) {
+    it(`${form}: duplicate ids arrive unique, and the log line names the repair`, async () => {
+      const response = await fetch(`${proxy.url}/v1beta/models/gemini-test:streamGenerateContent${query}`, { method: "POST", headers: { "x-goog-api-key": "gemini-secret-key", ...pick(duplicates).headers }, body: JSON.stringify({ contents: [] }) });
+      const text = await response.text();
+      expect(text.match(/"id":"call-1(_tw2)?"/g)).toEqual(['"id":"call-1"', '"id":"call-1_tw2"']);
+      if (query === "") expect(() => JSON.parse(text) as unknown).not.toThrow();
+      expect(logs.at(-1)).toMatch(/streamGenerateContent.* 200 \d+ms repairs=.*minted_id/);
+      expect(logs.join("\n")).not.toMatch(/secret/);
+    });
+  }
 });
 
 describe("headers, logs and the repair summary", () => {

@@ -89,7 +89,8 @@ class GeminiReencoder implements Reencoder {
   private readonly array = new JsonArraySplitter();
   private queue: Item[] = [];
   private head = 0;
-  private readonly undecided = new Set<CallTrack>();
+  /** Calls not decided yet, by their index in the turn. */
+  private readonly undecided = new Map<number, CallTrack>();
   /** The call whose arguments are still streaming (it said willContinue). */
   private open: CallTrack | null = null;
   private opened = 0;
@@ -111,6 +112,7 @@ class GeminiReencoder implements Reencoder {
 
   push(chunk: Uint8Array): Uint8Array[] {
     if (this.ended) return [];
+    const out: string[] = [];
     if (this.form === null) {
       const at = firstSignificant(chunk);
       if (at < 0) {
@@ -119,13 +121,9 @@ class GeminiReencoder implements Reencoder {
       }
       const first = chunk[at] as number;
       this.form = first === 0x5b || first === 0x7b ? "json" : "sse";
-      const out: string[] = [];
       for (const held of this.sniffed) this.feed(held, out);
       this.sniffed = [];
-      this.feed(chunk, out);
-      return encodeOut(out);
     }
-    const out: string[] = [];
     this.feed(chunk, out);
     return encodeOut(out);
   }
@@ -142,10 +140,9 @@ class GeminiReencoder implements Reencoder {
     }
     if (this.form === "sse") for (const raw of this.sse.finish()) this.onPiece(raw.raw, raw.event, out);
     else for (const piece of this.array.finish()) this.onPiece(piece.raw, piece.kind === "element" ? piece.event : null, out);
-    this.tap.end();
-    this.decide();
+    this.decide(this.tap.end());
     // A call the decoder did not keep (over a limit) goes on as it came.
-    for (const track of this.undecided) track.decided = true;
+    for (const track of this.undecided.values()) track.decided = true;
     this.undecided.clear();
     this.release(out);
     return encodeOut(out);
@@ -161,11 +158,12 @@ class GeminiReencoder implements Reencoder {
     if (event === null) {
       this.queue.push({ kind: "text", text: raw });
     } else {
-      this.tap.push(event);
+      const ended = this.tap.push(event);
       const data = event.data;
       if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", text: raw });
       else this.queue.push(this.track(raw, data, this.form === "sse" ? sseRenderer(raw, event.event) : toJson));
-      this.decide();
+      // After track(): a whole call opens and ends in the same chunk.
+      this.decide(ended);
     }
     this.release(out);
   }
@@ -220,7 +218,7 @@ class GeminiReencoder implements Reencoder {
 
   private openTrack(fc: Record<string, unknown>, ref: PartRef): CallTrack {
     const track: CallTrack = { index: this.opened++, refs: [ref], sentId: stringField(fc, "id"), plain: true, decided: false };
-    this.undecided.add(track);
+    this.undecided.set(track.index, track);
     this.addCall(ref.chunk, track);
     return track;
   }
@@ -229,13 +227,12 @@ class GeminiReencoder implements Reencoder {
     if (!chunk.calls.includes(track)) chunk.calls.push(track);
   }
 
-  /** Settles every call the decoder has ended. */
-  private decide(): void {
-    if (this.undecided.size === 0) return;
-    for (const track of this.undecided) {
-      const call = this.tap.ended.get(track.index);
-      if (!call) continue;
-      this.undecided.delete(track);
+  /** Settles the calls the decoder just ended. */
+  private decide(ended: readonly ToolCall[]): void {
+    for (const call of ended) {
+      const track = this.undecided.get(call.index);
+      if (!track) continue;
+      this.undecided.delete(call.index);
       track.decided = true;
       this.settle(track, call);
     }

@@ -5,7 +5,7 @@ import { stringifyJson } from "../testing/values.js";
 import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { JsonArraySplitter } from "./json-array-events.js";
-import { encodeOut, SseEventSplitter } from "./sse-events.js";
+import { encodeOut, SseEventSplitter, type WireEvent } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
 /**
@@ -65,7 +65,8 @@ interface CallTrack {
 
 interface HeldChunk {
   kind: "chunk";
-  raw: string;
+  /** The chunk as it came: forwarded when nothing in it changed. */
+  wire: WireEvent;
   data: Record<string, unknown>;
   render: (data: Record<string, unknown>) => string;
   calls: CallTrack[];
@@ -75,7 +76,7 @@ interface HeldChunk {
   finish: { candidate: number; reason: string } | null;
 }
 
-type Item = HeldChunk | { kind: "text"; text: string };
+type Item = HeldChunk | { kind: "text"; wire: WireEvent };
 
 const REMOVED = null;
 
@@ -112,7 +113,7 @@ class GeminiReencoder implements Reencoder {
 
   push(chunk: Uint8Array): Uint8Array[] {
     if (this.ended) return [];
-    const out: string[] = [];
+    const out: WireEvent[] = [];
     if (this.form === null) {
       const at = firstSignificant(chunk);
       if (at < 0) {
@@ -131,15 +132,15 @@ class GeminiReencoder implements Reencoder {
   end(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
-    const out: string[] = [];
+    const out: WireEvent[] = [];
     if (this.form === null) {
       // Nothing but white space: forwarded as it came, SSE-split so the decoder sees the same.
       this.form = "sse";
       for (const held of this.sniffed) this.feed(held, out);
       this.sniffed = [];
     }
-    if (this.form === "sse") for (const raw of this.sse.finish()) this.onPiece(raw.raw, raw.event, out);
-    else for (const piece of this.array.finish()) this.onPiece(piece.raw, piece.kind === "element" ? piece.event : null, out);
+    if (this.form === "sse") for (const raw of this.sse.finish()) this.onPiece(raw.raw, raw.wire, raw.event, out);
+    else for (const piece of this.array.finish()) this.onPiece(piece.raw, piece.raw, piece.kind === "element" ? piece.event : null, out);
     this.decide(this.tap.end());
     // A call the decoder did not keep (over a limit) goes on as it came.
     for (const track of this.undecided.values()) track.decided = true;
@@ -148,20 +149,20 @@ class GeminiReencoder implements Reencoder {
     return encodeOut(out);
   }
 
-  private feed(bytes: Uint8Array, out: string[]): void {
-    if (this.form === "sse") for (const raw of this.sse.push(bytes)) this.onPiece(raw.raw, raw.event, out);
-    else for (const piece of this.array.push(bytes)) this.onPiece(piece.raw, piece.kind === "element" ? piece.event : null, out);
+  private feed(bytes: Uint8Array, out: WireEvent[]): void {
+    if (this.form === "sse") for (const raw of this.sse.push(bytes)) this.onPiece(raw.raw, raw.wire, raw.event, out);
+    else for (const piece of this.array.push(bytes)) this.onPiece(piece.raw, piece.raw, piece.kind === "element" ? piece.event : null, out);
   }
 
-  /** One SSE event or array element (`event`), or text that dispatches nothing (null). */
-  private onPiece(raw: string, event: ProviderEvent | null, out: string[]): void {
+  /** One SSE event or array element (`event`), or text that dispatches nothing (null); `wire` is what forwards it as it came. */
+  private onPiece(raw: string, wire: WireEvent, event: ProviderEvent | null, out: WireEvent[]): void {
     if (event === null) {
-      this.queue.push({ kind: "text", text: raw });
+      this.queue.push({ kind: "text", wire });
     } else {
       const ended = this.tap.push(event);
       const data = event.data;
-      if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", text: raw });
-      else this.queue.push(this.track(raw, data, this.form === "sse" ? sseRenderer(raw, event.event) : toJson));
+      if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", wire });
+      else this.queue.push(this.track(wire, data, this.form === "sse" ? sseRenderer(raw, event.event) : toJson));
       // After track(): a whole call opens and ends in the same chunk.
       this.decide(ended);
     }
@@ -169,8 +170,8 @@ class GeminiReencoder implements Reencoder {
   }
 
   /** Follows the chunk's call parts the way the decoder reads them (src/providers/gemini.ts). */
-  private track(raw: string, data: Record<string, unknown>, render: HeldChunk["render"]): HeldChunk {
-    const chunk: HeldChunk = { kind: "chunk", raw, data, render, calls: [], edits: null, finish: null };
+  private track(wire: WireEvent, data: Record<string, unknown>, render: HeldChunk["render"]): HeldChunk {
+    const chunk: HeldChunk = { kind: "chunk", wire, data, render, calls: [], edits: null, finish: null };
     if (!Array.isArray(data.candidates)) return chunk;
     data.candidates.forEach((candidate: unknown, position) => {
       if (!isPlainObject(candidate) || (numberField(candidate, "index") ?? position) !== 0) return;
@@ -267,11 +268,11 @@ class GeminiReencoder implements Reencoder {
   }
 
   /** Writes every chunk at the head of the queue whose calls are all decided. */
-  private release(out: string[]): void {
+  private release(out: WireEvent[]): void {
     while (this.head < this.queue.length) {
       const item = this.queue[this.head] as Item;
       if (item.kind === "chunk" && item.calls.some((track) => !track.decided)) break;
-      out.push(item.kind === "text" ? item.text : this.render(item));
+      out.push(item.kind === "text" ? item.wire : this.render(item));
       this.head++;
     }
     if (this.head === this.queue.length) {
@@ -283,10 +284,10 @@ class GeminiReencoder implements Reencoder {
     }
   }
 
-  private render(chunk: HeldChunk): string {
+  private render(chunk: HeldChunk): WireEvent {
     const finish = chunk.finish;
     const noCallLeft = finish !== null && finish.reason === "STOP" && this.delivered === 0 && this.withheldCalls > 0;
-    if (chunk.edits === null && !noCallLeft) return chunk.raw;
+    if (chunk.edits === null && !noCallLeft) return chunk.wire;
     const candidates = (chunk.data.candidates as unknown[]).slice();
     for (const [position, edits] of chunk.edits ?? []) {
       const candidate = candidates[position] as Record<string, unknown>;

@@ -244,3 +244,45 @@ describe("Gemini re-encoding, any chunk boundary", () => {
     );
   });
 });
+
+describe("Gemini re-encoding of arbitrary part sequences", () => {
+  // Parts built from every field the decoder reads, with wrong types too: the re-encoder's view of
+  // which part belongs to which call must agree with the decoder's, whatever arrives.
+  const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -2, max: 2 }), fc.constantFrom("", "x", "null", "id-1", "{}", '{"a":1}', "[1]", '{"a":'));
+  const leaf = fc.record(
+    { jsonPath: fc.oneof(fc.constantFrom("$.a", "$.b", "$.a.b", "$.l[0]", "$.l[1]", "$", "a"), scalar), stringValue: fc.oneof(fc.string({ maxLength: 4 }), scalar), numberValue: scalar, willContinue: fc.boolean() },
+    { requiredKeys: [] },
+  );
+  const functionCall = fc.record(
+    {
+      name: fc.oneof(fc.constantFrom("f", "g"), scalar),
+      id: fc.oneof(fc.constantFrom("c1", "c2", "null"), scalar),
+      args: fc.oneof(fc.dictionary(fc.constantFrom("a", "b"), fc.integer(), { maxKeys: 2 }), scalar, fc.array(fc.integer(), { maxLength: 2 })),
+      willContinue: fc.oneof(fc.boolean(), scalar),
+      partialArgs: fc.oneof(fc.array(leaf, { maxLength: 3 }), scalar),
+    },
+    { requiredKeys: [] },
+  );
+  const part = fc.oneof(
+    fc.record({ functionCall, thoughtSignature: fc.constantFrom("s1", "s2") }, { requiredKeys: ["functionCall"] }),
+    fc.record({ text: fc.string({ maxLength: 5 }), thought: fc.boolean() }, { requiredKeys: ["text"] }),
+    scalar,
+  );
+  const candidate = fc.record(
+    { content: fc.record({ role: fc.constant("model"), parts: fc.array(part, { maxLength: 3 }) }), finishReason: fc.constantFrom("STOP", "MAX_TOKENS", "SAFETY"), index: fc.constantFrom(0, 0, 0, 1) },
+    { requiredKeys: ["content"] },
+  );
+  const event = fc.oneof(
+    { weight: 8, arbitrary: fc.record({ candidates: fc.array(candidate, { minLength: 1, maxLength: 2 }), responseId: fc.constant("r") }, { requiredKeys: ["candidates"] }) },
+    { weight: 1, arbitrary: fc.constant({ error: { code: 500, message: "boom", status: "INTERNAL" } }) },
+  );
+
+  it("decode(re-encode(body)) holds exactly toolwire's runnable calls, in both forms and any chunking", () => {
+    fc.assert(
+      fc.property(fc.array(event, { minLength: 1, maxLength: 6 }), fc.constantFrom<Form>("sse", "json"), fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 3 }), (events, form, sizes) => {
+        check(form, bodyOf(form, events.map((data) => ({ data }))), sizes);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -15,6 +15,8 @@ type Phase = "start" | "between" | "element" | "after";
  * `createJsonArrayFramer`), so that an element nobody needs to change is forwarded as it came. A
  * body that is one object (an HTTP error body) is one element. Each character is looked at once;
  * text between elements is released as soon as it is read, an element when its last character is.
+ * Pieces are text: forwarding one re-encodes it to the same bytes (a body that is not valid UTF-8
+ * gets U+FFFD where any JSON client would see one too).
  */
 export class JsonArraySplitter {
   private readonly decoder = new TextDecoder();

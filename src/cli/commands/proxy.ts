@@ -14,7 +14,7 @@ export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H]
 Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
 the way: tool schemas sanitized for the target, tool_use/tool_result pairing repaired in the
 provider's own format, one retry after an error a repair can fix (llama.cpp grammar, Anthropic
-orphan tool_use), and streamed Anthropic / Chat Completions / Responses / Ollama bodies re-encoded so the client
+orphan tool_use), and streamed Anthropic / Chat Completions / Responses / Ollama / Gemini bodies re-encoded so the client
 gets the calls toolwire decodes (cut or invalid calls withheld). Point any SDK's base URL at it:
 
   Python  Anthropic(base_url="http://127.0.0.1:<port>")   OpenAI(base_url="http://127.0.0.1:<port>/v1")

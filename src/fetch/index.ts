@@ -2,13 +2,13 @@ import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
-import { createReencoder, createReencodingStream } from "../reencode/index.js";
+import { createGeminiReencoder, createReencoder, createReencodingStream } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
 import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 import { repairRequestHistory, sanitizeTools } from "./request.js";
-import { routeFor, routeOf, targetOf, type Route } from "./routes.js";
+import { isVertexUrl, routeFor, routeOf, targetOf, type Route } from "./routes.js";
 
 export type { RepairReport } from "../reencode/types.js";
 export { routeOf, targetOf, type Route } from "./routes.js";
@@ -125,7 +125,7 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     // Gemini streams without `alt=sse` as one JSON array (`application/json`).
     const streamed = contentType.includes("text/event-stream") || (route.provider === "ollama" && contentType.includes("ndjson")) || (route.provider === "gemini" && contentType.includes("json"));
     if (!enabled.responses || !route.reencode || !streamed || !response.body) return response;
-    const reencoder = createReencoder(route.provider, options.decoder);
+    const reencoder = route.provider === "gemini" ? createGeminiReencoder({ ...options.decoder, addMissingIds: !isVertexUrl(url) }) : createReencoder(route.provider, options.decoder);
     const stream = response.body.pipeThrough(
       createReencodingStream(reencoder, (done) => {
         for (const entry of done.repairs) options.onRepair?.(entry);

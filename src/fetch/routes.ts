@@ -50,6 +50,23 @@ export function routeFor(provider: ProviderName, url: string): Route {
   return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" || provider === "gemini" };
 }
 
+/**
+ * A Vertex AI URL (`*aiplatform.googleapis.com`, or a `/publishers/<publisher>/models/` path through a
+ * proxy): Vertex's FunctionCall has no `id`, so no id may be added to a call sent without one.
+ */
+export function isVertexUrl(url: string): boolean {
+  let host = "";
+  let path = url;
+  try {
+    const parsed = new URL(url);
+    host = parsed.hostname.toLowerCase();
+    path = parsed.pathname;
+  } catch {
+    // A relative URL: the path alone tells.
+  }
+  return host.endsWith("aiplatform.googleapis.com") || path.includes("/publishers/");
+}
+
 const HOST_TARGETS: Array<[RegExp, SchemaTarget]> = [
   [/(^|\.)anthropic\.com$/, "anthropic"],
   [/(^|\.)openai\.com$/, "openai"],

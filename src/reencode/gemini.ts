@@ -23,7 +23,9 @@ import type { Reencoder, RepairReport } from "./types.js";
  * - Only the parts of calls toolwire fixed change, inside the chunk's
  *   `candidates[].content.parts`, the rest of the chunk kept: a call whose only fault is its id (none
  *   sent, a placeholder such as `"null"`, or a duplicate of an earlier call's) gets toolwire's id on
- *   the part that opened it, so the client's calls carry the ids of toolwire's turn; a call decoded
+ *   the part that opened it, so the client's calls carry the ids of toolwire's turn (not on Vertex,
+ *   which rejects ids in a history: `addMissingIds: false`, set by the repairing fetch for Vertex
+ *   URLs, leaves a call sent without an id without one); a call decoded
  *   with any other repair, `args` sent as a JSON string, or a streamed call that also carried an
  *   `args` snapshot becomes one whole part `{functionCall: {id, name, args}}` (the decoded
  *   arguments; the `thoughtSignature` and other fields of its first part kept) where its first part
@@ -42,8 +44,19 @@ import type { Reencoder, RepairReport } from "./types.js";
  * - Calls are not deduplicated beyond what the decoder does: a call sent again in a later chunk is
  *   a second call to the decoder (with a unique id), and is delivered as one.
  */
-export function createGeminiReencoder(options: DecoderOptions = {}): Reencoder {
+export function createGeminiReencoder(options: GeminiReencoderOptions = {}): Reencoder {
   return new GeminiReencoder(options);
+}
+
+/** Options of `createGeminiReencoder`: the decoder options, and whether calls sent without an id get toolwire's. */
+export interface GeminiReencoderOptions extends DecoderOptions {
+  /**
+   * Put toolwire's id on a call Gemini sent without one (default true), so that the client's calls
+   * carry the ids of toolwire's turn. Off for Vertex AI: its FunctionCall has no `id` field, and a
+   * client that sends the id back in its history gets a 400 ("Unknown name \"id\""); the client
+   * then mints its own, as it does without toolwire.
+   */
+  addMissingIds?: boolean;
 }
 
 interface PartRef {
@@ -98,9 +111,12 @@ class GeminiReencoder implements Reencoder {
   private delivered = 0;
   private withheldCalls = 0;
   private ended = false;
+  private readonly addMissingIds: boolean;
 
-  constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("gemini", createDecoder("gemini", options));
+  constructor(options: GeminiReencoderOptions) {
+    const { addMissingIds = true, ...decoderOptions } = options;
+    this.addMissingIds = addMissingIds;
+    this.tap = new DecoderTap("gemini", createDecoder("gemini", decoderOptions));
   }
 
   get turn(): DecodedTurn | null {
@@ -248,23 +264,28 @@ class GeminiReencoder implements Reencoder {
     }
     this.delivered++;
     const sentNone = track.sentId === null || isPlaceholderId(track.sentId);
+    // The id the client gets: toolwire's, unless none was sent and none may be added (Vertex).
+    const id = sentNone && !this.addMissingIds ? null : call.id;
+    // call_id_minted when the wire's id changed for it: toolwire's id added, or a placeholder dropped.
+    const codes = sentNone && call.providerId === undefined && (id !== null || track.sentId !== null) ? ["call_id_minted"] : [];
     const clean = track.plain && call.complete && call.error === null && call.repairs.every((code) => code === "minted_id");
+    const first = track.refs[0] as PartRef;
     if (clean) {
-      if (call.id === track.sentId) return;
-      // Only the id needs a fix: the call's parts stay as sent, its first part gets toolwire's id.
-      const first = track.refs[0] as PartRef;
+      if (id === track.sentId) return;
+      // Only the id needs a fix: the call's parts stay as sent, its first part gets toolwire's id
+      // (or loses a placeholder one where no id may be added).
       const part = partAt(first) as Record<string, unknown>;
-      edit(first, { ...part, functionCall: { ...(part.functionCall as Record<string, unknown>), id: call.id } });
-      this.tap.rewritten(call, sentNone && call.providerId === undefined ? ["call_id_minted"] : []);
+      const { id: _sentId, ...functionCall } = part.functionCall as Record<string, unknown>;
+      edit(first, { ...part, functionCall: id === null ? functionCall : { ...functionCall, id } });
+      this.tap.rewritten(call, codes);
       return;
     }
-    const first = track.refs[0] as PartRef;
     const { functionCall: _sent, ...fields } = partAt(first) as Record<string, unknown>;
     const signature = call.providerFields?.thoughtSignature;
     if (fields.thoughtSignature === undefined && typeof signature === "string") fields.thoughtSignature = signature;
-    edit(first, { functionCall: { id: call.id, name: call.name, args: call.arguments }, ...fields });
+    edit(first, { functionCall: { ...(id === null ? {} : { id }), name: call.name, args: call.arguments }, ...fields });
     for (const ref of track.refs.slice(1)) edit(ref, REMOVED);
-    this.tap.rewritten(call, sentNone && call.providerId === undefined ? ["call_id_minted"] : []);
+    this.tap.rewritten(call, codes);
   }
 
   /** Writes every chunk at the head of the queue whose calls are all decided. */

@@ -12,7 +12,7 @@ export { createAnthropicReencoder } from "./anthropic.js";
 export { createOpenAIChatReencoder } from "./openai-chat.js";
 export { createOpenAIResponsesReencoder } from "./openai-responses.js";
 export { createOllamaReencoder } from "./ollama.js";
-export { createGeminiReencoder } from "./gemini.js";
+export { createGeminiReencoder, type GeminiReencoderOptions } from "./gemini.js";
 
 /** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
 export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "gemini"];

@@ -202,6 +202,22 @@ describe("a Gemini route through the repairing fetch", () => {
     });
   }
 
+  it("a Vertex URL: a call sent without an id gets none (Vertex rejects ids in a history); the others are still fixed", async () => {
+    const reports: RepairReport[] = [];
+    const repairing = createRepairingFetch({ fetch: scripted(streamed(sse, "text/event-stream")).fetch, onRepair: (report) => reports.push(report) });
+    const vertexUrl = "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+    const text = await (await repairing(vertexUrl, { method: "POST", body: "{}" })).text();
+    const parts = text
+      .split("\r\n\r\n")
+      .filter(Boolean)
+      .flatMap((event) => (JSON.parse(event.slice(6)) as { candidates: Array<{ content: { parts: Array<Record<string, unknown>> } }> }).candidates[0]?.content.parts ?? []);
+    expect(parts.filter((part) => part.functionCall)).toEqual([{ functionCall: { name: "add", args: { a: 1 } }, thoughtSignature: "c2ln" }]);
+    expect(reports.map((report) => [report.action, report.code])).toEqual([
+      ["rewritten", "source_final"],
+      ["withheld", "not_object"],
+    ]);
+  });
+
   it(":generateContent (one JSON object) passes untouched", async () => {
     const whole = JSON.stringify(chunks[1]);
     const repairing = createRepairingFetch({ fetch: scripted(streamed(whole, "application/json")).fetch });

@@ -2,14 +2,14 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createReencoder } from "../../src/reencode/index.js";
+import { createGeminiReencoder, createReencoder } from "../../src/reencode/index.js";
 import { JsonArraySplitter } from "../../src/reencode/json-array-events.js";
 import { concatBytes } from "../../src/testing/wire.js";
 import type { ProviderEvent } from "../../src/types.js";
 import { cassetteBodies } from "../corpus/support.js";
 import { regressionFiles } from "../fuzz/support.js";
 import { testdataFiles } from "../helpers/testdata.js";
-import { bodyOf, check, type Form } from "./gemini-support.js";
+import { bodyOf, check, decode, type Form } from "./gemini-support.js";
 import { reencode, sseBody } from "./support.js";
 
 /**
@@ -285,4 +285,40 @@ describe("Gemini re-encoding of arbitrary part sequences", () => {
       { numRuns: 300 },
     );
   });
+});
+
+describe("Gemini on Vertex (addMissingIds: false): no id where Vertex sent none", () => {
+  // Vertex rejects `id` in a history's functionCall parts, so a call sent without an id must reach
+  // the client without one; every other fix still applies.
+  function vertex(form: Form, events: ProviderEvent[]) {
+    const body = bodyOf(form, events);
+    const reencoder = createGeminiReencoder({ addMissingIds: false });
+    const output = concatBytes([...reencoder.push(body), ...reencoder.end()]);
+    const original = decode(form, body);
+    const again = decode(form, output);
+    const minted = (id: string) => (id.startsWith("gemini_tw_") ? "(minted)" : id);
+    expect(again.toolCalls.map((c) => ({ id: minted(c.id), name: c.name, arguments: c.arguments }))).toEqual(
+      original.toolCalls.filter((c) => c.arguments !== null).map((c) => ({ id: minted(c.id), name: c.name, arguments: c.arguments })),
+    );
+    for (const c of again.toolCalls) expect(c).toMatchObject({ complete: true, repairs: [], error: null });
+    return { body: decoder.decode(body), text: decoder.decode(output), repairs: reencoder.repairs };
+  }
+
+  for (const form of ["sse", "json"] as const) {
+    it(`${form}: calls without ids pass byte for byte; fixed calls get no id; placeholder ids are dropped; duplicates still made unique`, () => {
+      for (const stream of testdataFiles("gemini").flatMap((file) => file.streams)) {
+        const { body, text, repairs } = vertex(form, stream.events);
+        if (repairs.length === 0) expect(text).toBe(body);
+      }
+      const plain = vertex(form, [chunk([call("add", { a: 1 }), call("mul", { a: 2 })]), finish("STOP")]);
+      expect(plain.text).toBe(plain.body);
+      const fixed = vertex(form, [chunk([call("add", '{"a":1}'), call("t", { z: 1 }, { id: "null" })]), finish("STOP")]);
+      expect(partsOut(form, fixed.text).flatMap((part) => (part.functionCall ? [part.functionCall] : []))).toEqual([
+        { name: "add", args: { a: 1 } },
+        { name: "t", args: { z: 1 } },
+      ]);
+      const duplicates = vertex(form, [chunk([call("add", { a: 1 }, { id: "k" }), call("add", { a: 2 }, { id: "k" })]), finish("STOP")]);
+      expect(partsOut(form, duplicates.text).flatMap((part) => (part.functionCall ? [(part.functionCall as { id?: string }).id] : []))).toEqual(["k", "k_tw2"]);
+    });
+  }
 });

@@ -81,7 +81,8 @@ interface HeldChunk {
   /** The chunk as it came: forwarded when nothing in it changed. */
   wire: WireEvent;
   data: Record<string, unknown>;
-  render: (data: Record<string, unknown>) => string;
+  /** The SSE event's line ending and name, for writing the chunk again in the same shape (null: an array element). */
+  sse: { eol: string; name: string | undefined } | null;
   calls: CallTrack[];
   /** Replaced parts (null: removed), by candidate position, then part position. */
   edits: Map<number, Map<number, unknown>> | null;
@@ -178,7 +179,7 @@ class GeminiReencoder implements Reencoder {
       const ended = this.tap.push(event);
       const data = event.data;
       if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", wire });
-      else this.queue.push(this.track(wire, data, this.form === "sse" ? sseRenderer(raw, event.event) : toJson));
+      else this.queue.push(this.track(wire, data, this.form === "sse" ? { eol: lineEnding(raw), name: event.event } : null));
       // After track(): a whole call opens and ends in the same chunk.
       this.decide(ended);
     }
@@ -186,8 +187,8 @@ class GeminiReencoder implements Reencoder {
   }
 
   /** Follows the chunk's call parts the way the decoder reads them (src/providers/gemini.ts). */
-  private track(wire: WireEvent, data: Record<string, unknown>, render: HeldChunk["render"]): HeldChunk {
-    const chunk: HeldChunk = { kind: "chunk", wire, data, render, calls: [], edits: null, finish: null };
+  private track(wire: WireEvent, data: Record<string, unknown>, sse: HeldChunk["sse"]): HeldChunk {
+    const chunk: HeldChunk = { kind: "chunk", wire, data, sse, calls: [], edits: null, finish: null };
     if (!Array.isArray(data.candidates)) return chunk;
     data.candidates.forEach((candidate: unknown, position) => {
       if (!isPlainObject(candidate) || (numberField(candidate, "index") ?? position) !== 0) return;
@@ -328,7 +329,10 @@ class GeminiReencoder implements Reencoder {
         message: "Every tool call of the turn was withheld, so finishReason STOP became MALFORMED_FUNCTION_CALL: the turn is one to retry, not an answer.",
       });
     }
-    return chunk.render({ ...chunk.data, candidates });
+    const json = toJson({ ...chunk.data, candidates });
+    if (chunk.sse === null) return json;
+    const { eol, name } = chunk.sse;
+    return `${name !== undefined ? `event: ${name}${eol}` : ""}data: ${json}${eol}${eol}`;
   }
 }
 
@@ -346,10 +350,10 @@ function edit(ref: PartRef, value: unknown): void {
   parts.set(ref.part, value);
 }
 
-/** A rewritten chunk as one SSE event, with the event's own name and line ending. */
-function sseRenderer(raw: string, name: string | undefined): HeldChunk["render"] {
-  const eol = raw.includes("\r\n") ? "\r\n" : raw.includes("\r") ? "\r" : "\n";
-  return (data) => `${name !== undefined ? `event: ${name}${eol}` : ""}data: ${toJson(data)}${eol}${eol}`;
+/** The line ending an SSE event ends with (a rewritten event is written with it). */
+function lineEnding(raw: string): string {
+  if (raw.endsWith("\r\n")) return "\r\n";
+  return raw.endsWith("\r") ? "\r" : "\n";
 }
 
 /** A chunk as JSON text. A chunk can nest deeper than JSON.stringify follows (a hostile stream): then without recursion. */

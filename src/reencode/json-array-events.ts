@@ -50,72 +50,83 @@ export class JsonArraySplitter {
     const out: RawArrayPiece[] = [];
     let start = 0;
     const length = text.length;
+    // Locals, not fields, in the loop: this runs once per character of the body.
+    let phase = this.phase;
+    let depth = this.depth;
+    let inString = this.inString;
+    let escaped = this.escaped;
+    let scalar = this.scalar;
     for (let i = 0; i < length; i++) {
       const ch = text.charCodeAt(i);
-      if (this.phase === "element") {
-        if (this.inString) {
-          if (this.escaped) this.escaped = false;
-          else if (ch === 0x5c) this.escaped = true;
+      if (phase === "element") {
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (ch === 0x5c) escaped = true;
           else if (ch === 0x22) {
-            this.inString = false;
-            if (this.scalar) {
+            inString = false;
+            if (scalar) {
               // A string element ends with its closing quote.
               out.push(this.take(text, start, i + 1));
               start = i + 1;
-              this.phase = "between";
+              phase = "between";
             }
           }
           continue;
         }
-        if (this.scalar) {
+        if (scalar) {
           if (ch === 0x2c || ch === 0x5d || isSpace(ch)) {
             out.push(this.take(text, start, i));
             start = i;
-            this.phase = "between";
+            phase = "between";
             i--;
           }
           continue;
         }
-        if (ch === 0x22) this.inString = true;
-        else if (ch === 0x7b || ch === 0x5b) this.depth++;
+        if (ch === 0x22) inString = true;
+        else if (ch === 0x7b || ch === 0x5b) depth++;
         else if (ch === 0x7d || ch === 0x5d) {
-          this.depth--;
-          if (this.depth === 0) {
+          depth--;
+          if (depth === 0) {
             out.push(this.take(text, start, i + 1));
             start = i + 1;
-            this.phase = this.single ? "after" : "between";
+            phase = this.single ? "after" : "between";
           }
         }
         continue;
       }
-      if (this.phase === "after" || isSpace(ch) || ch === 0xfeff) continue;
-      if (this.phase === "start") {
+      if (phase === "after" || isSpace(ch) || ch === 0xfeff) continue;
+      if (phase === "start") {
         if (ch === 0x5b) {
-          this.phase = "between";
+          phase = "between";
           continue;
         }
         this.single = ch === 0x7b;
         if (!this.single) {
           // Not JSON at all: forwarded as text, never decoded.
-          this.phase = "after";
+          phase = "after";
           continue;
         }
       } else if (ch === 0x2c) continue;
       else if (ch === 0x5d) {
-        this.phase = "after";
+        phase = "after";
         continue;
       }
       // An element begins: what came before it is forwarded.
       if (i > start) out.push({ kind: "between", raw: text.slice(start, i) });
       start = i;
-      this.phase = "element";
-      this.depth = ch === 0x7b || ch === 0x5b ? 1 : 0;
-      this.scalar = this.depth === 0;
-      this.inString = ch === 0x22;
-      this.escaped = false;
+      phase = "element";
+      depth = ch === 0x7b || ch === 0x5b ? 1 : 0;
+      scalar = depth === 0;
+      inString = ch === 0x22;
+      escaped = false;
     }
+    this.phase = phase;
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    this.scalar = scalar;
     if (start < length) {
-      if (this.phase === "element") this.pieces.push(start === 0 ? text : text.slice(start));
+      if (phase === "element") this.pieces.push(start === 0 ? text : text.slice(start));
       else out.push({ kind: "between", raw: text.slice(start) });
     }
     return out;

@@ -12,7 +12,7 @@ import { fileTurn, streamsOf } from "../integration/support.js";
 /**
  * Clients that are not JavaScript, through `toolwire proxy` in front of `toolwire serve`: a plain
  * Python client (standard library only, naive accumulation) always, when python3 exists; the
- * official Python `anthropic` and `openai` SDKs when a virtualenv can install them (no network,
+ * official Python `anthropic`, `openai` and `google-genai` SDKs when a virtualenv can install them (no network,
  * no package index: skipped with the reason). The same assertion as for the JS SDKs: the client
  * ends up with exactly the calls toolwire decodes as runnable.
  */
@@ -38,6 +38,8 @@ if (!PYTHON) console.log("python3 not found: the Python end-to-end tests are ski
 
 const streams = {
   anthropic: streamsOf("anthropic").filter((stream) => !(stream.key in THROUGH_FETCH) && /kimi|incomplete_partial_json|multi_tool_streaming|tool-no-args|thinking/.test(stream.key)),
+  // Whole functionCall parts only: google-genai does not assemble streamed partialArgs itself.
+  gemini: streamsOf("gemini").filter((stream) => !/stream-tool-call|no-args-tool-call|streamed_args/.test(stream.key)),
   "openai-chat": streamsOf("openai-chat").filter((stream) => !(stream.key in THROUGH_FETCH) && /index-zero|qianfan|opencodex|xlam|venice|missing-index|index-starts-at-1|length-mid-call|no-finish-reason|arguments-null|gpt-4o/.test(stream.key)),
 };
 
@@ -50,7 +52,7 @@ let proxy: ProxyServer;
 
 beforeAll(async () => {
   if (!PYTHON) return;
-  replay = await startReplayServer({ streams: [...streams.anthropic, ...streams["openai-chat"]] });
+  replay = await startReplayServer({ streams: [...streams.anthropic, ...streams["openai-chat"], ...streams.gemini] });
   proxy = await startProxy({ upstream: replay.url });
 });
 afterAll(async () => {
@@ -58,7 +60,7 @@ afterAll(async () => {
   await replay?.close();
 });
 
-async function results(interpreter: string, script: string, protocol: "anthropic" | "openai-chat"): Promise<Map<string, unknown>> {
+async function results(interpreter: string, script: string, protocol: keyof typeof streams): Promise<Map<string, unknown>> {
   const { stdout } = await run(interpreter, [join(HERE, script), proxy.url, protocol, ...streams[protocol].map((stream) => stream.key)], { timeout: 120_000 });
   const out = new Map<string, unknown>();
   for (const line of stdout.trim().split("\n")) {
@@ -92,9 +94,9 @@ describe.skipIf(!PYTHON)("the official Python SDKs through toolwire proxy", () =
     await run(PYTHON as string, ["-m", "venv", join(dir, "venv")], { timeout: 60_000 });
     venv = join(dir, "venv", "bin", "python");
     try {
-      await run(venv, ["-m", "pip", "install", "-q", "openai", "anthropic"], { env: PIP_ENV, timeout: 240_000 });
+      await run(venv, ["-m", "pip", "install", "-q", "openai", "anthropic", "google-genai"], { env: PIP_ENV, timeout: 240_000 });
     } catch (error) {
-      skipReason = `pip install openai anthropic failed: ${String((error as Error).message).split("\n")[0]}`;
+      skipReason = `pip install openai anthropic google-genai failed: ${String((error as Error).message).split("\n")[0]}`;
       console.log(`the official Python SDK test is skipped: ${skipReason}`);
       venv = null;
     }
@@ -104,7 +106,7 @@ describe.skipIf(!PYTHON)("the official Python SDKs through toolwire proxy", () =
     if (venv) await rm(join(venv, "..", "..", ".."), { recursive: true, force: true });
   });
 
-  it.each(["anthropic", "openai-chat"] as const)("%s: the SDK's final message holds toolwire's calls", async (protocol) => {
+  it.each(["anthropic", "openai-chat", "gemini"] as const)("%s: the SDK's final message holds toolwire's calls", async (protocol) => {
     if (!venv) {
       console.log(`skipped: ${skipReason ?? "no virtualenv"}`);
       return;

@@ -1,6 +1,6 @@
-"""The official Python SDKs (`anthropic`, `openai`) pointed at `toolwire proxy` by base_url.
+"""The official Python SDKs (`anthropic`, `openai`, `google-genai`) pointed at `toolwire proxy` by base_url.
 
-Usage: sdk_client.py <proxy url> <anthropic|openai-chat> <stream key>...
+Usage: sdk_client.py <proxy url> <anthropic|openai-chat|gemini> <stream key>...
 Prints one JSON line per stream with the calls of the SDK's own final message.
 """
 import json
@@ -26,11 +26,26 @@ def chat_calls(base, key):
     return [{"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments)} for c in calls]
 
 
+def gemini_calls(base, key):
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="gemini-python-test", http_options=types.HttpOptions(base_url=base, headers={"x-toolwire-stream": key}))
+    calls = []
+    for chunk in client.models.generate_content_stream(model="gemini-test", contents="hi"):
+        for call in chunk.function_calls or []:
+            calls.append({"id": call.id, "name": call.name, "arguments": call.args})
+    return calls
+
+
+CLIENTS = {"anthropic": anthropic_calls, "openai-chat": chat_calls, "gemini": gemini_calls}
+
+
 def main():
     base, protocol, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
     for key in keys:
         try:
-            calls = anthropic_calls(base, key) if protocol == "anthropic" else chat_calls(base, key)
+            calls = CLIENTS[protocol](base, key)
             print(json.dumps({"key": key, "calls": calls}))
         except Exception as error:
             print(json.dumps({"key": key, "error": f"{type(error).__name__}: {error}"}))

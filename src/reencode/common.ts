@@ -18,6 +18,8 @@ export class DecoderTap {
    */
   replay: ToolCall[] | null = null;
   private readonly sink: CodecEvent[] = [];
+  private started = 0;
+  private endedCount = 0;
 
   constructor(
     readonly provider: ProviderName,
@@ -46,13 +48,23 @@ export class DecoderTap {
   private collect(events: readonly CodecEvent[]): ToolCall[] {
     let calls: ToolCall[] | null = null;
     for (const event of events) {
+      if (event.type === "tool_call_start" && event.kind !== "server") this.started++;
       if (event.type === "tool_call_end" && event.call.kind !== "server") {
+        this.endedCount++;
         this.ended.set(event.call.index, event.call);
         this.log.push(event.call);
         (calls ??= []).push(event.call);
       }
     }
     return calls ?? NO_CALLS;
+  }
+
+  /**
+   * Calls opened and not ended yet: still streaming, or closed with arguments that do not parse
+   * strictly, which the decoder decides only when the stream ends (with the stop reason).
+   */
+  get callsAwaitingEnd(): number {
+    return this.started - this.endedCount;
   }
 
   /** The call at `providerIndex` that ended at or after position `since` of the log. */

@@ -50,13 +50,21 @@ class OpenAIChatReencoder extends SseReencoder {
   /** The calls were sent in the well-formed shape (see the class comment). */
   private wellFormed = true;
   private readonly seenEntries = new Set<number>();
+  /**
+   * `[DONE]` (and anything after it), held when some call had no verdict yet: the decoder gives
+   * it with the end of the stream, right after.
+   */
+  private heldDone: WireEvent[] | null = null;
 
   constructor(options: DecoderOptions) {
     super("openai-chat", options);
   }
 
   protected endHeld(out: WireEvent[]): void {
-    this.decide(out, false);
+    const done = this.heldDone;
+    this.decide(out, done !== null);
+    if (done !== null) for (const wire of done) out.push(wire);
+    this.heldDone = null;
   }
 
   protected handle(raw: RawSseEvent, out: WireEvent[]): void {
@@ -66,9 +74,17 @@ class OpenAIChatReencoder extends SseReencoder {
       return;
     }
     this.tap.push(event);
+    if (this.heldDone !== null) {
+      this.heldDone.push(raw.wire);
+      return;
+    }
     const data = event.data;
     if (typeof data === "string") {
       if (data.trim() === "[DONE]") {
+        if (!this.errored && this.tap.callsAwaitingEnd > 0) {
+          this.heldDone = [raw.wire];
+          return;
+        }
         if (!this.errored) this.decide(out, true);
         out.push(raw.wire);
       } else if (event.event === "error") {

@@ -9,6 +9,7 @@ import {
   compareTurns,
   decodeBytesSafely,
   decodeEventsSafely,
+  checkReencodeRoundtrip,
   checkTextCalls,
   isCleanTurn,
   type DecodeRun,
@@ -17,6 +18,8 @@ import {
 } from "./invariants.js";
 import { applyByteMutation, applyEventMutations, framingOf, isBenign, limitsFor, type MutationPlan } from "./mutations.js";
 import { keepAliveEvents } from "./shapes.js";
+import { defaultFraming } from "../framing/framer.js";
+import { REENCODED_PROVIDERS } from "../reencode/index.js";
 import type { TurnSpec } from "./spec.js";
 import { stringifyJson } from "./values.js";
 import { encodeWire } from "./wire.js";
@@ -106,6 +109,11 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
     add(checkRun(split, options));
     ran("split_invariant");
     add(compareTurns("split_invariant", whole, split, `splitting the bytes into ${chunks.length} chunks`));
+  }
+  // What the repairing fetch and the proxy send on decodes to the same runnable calls, well-formed.
+  // Text calls stay text on the wire; limits cut differently on a re-encoded stream.
+  if (REENCODED_PROVIDERS.includes(provider) && framing === defaultFraming(provider) && isBenign(plan.bytes) && !limits && !plan.textCalls && ran("reencode_roundtrip")) {
+    add(checkReencodeRoundtrip(provider, chunks.length > 1 ? chunks : [bytes], whole, { framing }));
   }
   // Multi-line data changes line and event lengths, which tight limits measure.
   if (isBenign(plan.bytes) && usesFreedoms(plan) && !(limits && plan.bytes.multilineData) && ran("framing_invariant")) {

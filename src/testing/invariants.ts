@@ -4,6 +4,7 @@ import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
+import { createReencoder } from "../reencode/index.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { expectedCallId, type TurnSpec } from "./spec.js";
 import { firstDifference, stringifyJson, walkContainers } from "./values.js";
@@ -54,7 +55,12 @@ export type PropertyName =
    * from that block's whole text decoded without the option (any delta cutting gives the same),
    * and the wire's own calls are unchanged.
    */
-  | "text_calls_invariant";
+  | "text_calls_invariant"
+  /**
+   * Re-encoding the bytes (what the repairing fetch and `toolwire proxy` send on) and decoding the
+   * result gives exactly the runnable calls of the original, each one well-formed.
+   */
+  | "reencode_roundtrip";
 
 /** A violated property, with a signature that groups violations of the same bug. */
 export interface Violation {
@@ -539,4 +545,60 @@ export function checkTextCalls(plain: DecodeRun, withCalls: DecodeRun): Violatio
   const key = (list: typeof expected) => list.map((c) => stringifyJson(c)).sort();
   if (stringifyJson(key(expected)) !== stringifyJson(key(actual))) bad(`calls read from text differ: ${actual.length} incrementally, ${expected.length} from the whole text`, "calls");
   return found;
+}
+
+/**
+ * `reencode_roundtrip`: `original` decoded the bytes, `reencoded` decoded what the re-encoder made
+ * of them. The runnable calls are the same (id, name, arguments), and each comes out well-formed:
+ * complete, no repair. A Chat turn stopped for `length` keeps its finish_reason, so decoding the
+ * re-encoded stream alone takes its last delivered call for the cut one: that call is compared by
+ * its raw arguments.
+ */
+export function checkReencoded(original: DecodeRun, reencoded: DecodeRun): Violation[] {
+  const a = original.turn;
+  const b = reencoded.turn;
+  if (!a) return [];
+  if (!b) return [violation("reencode_roundtrip", `the re-encoded stream did not decode: ${reencoded.thrown?.message ?? "no turn"}`, "no_turn")];
+  const found: Violation[] = [];
+  const cutBehind = (call: ToolCall): boolean => b.finishReason === "length" && call.error?.cause === "max_tokens";
+  const delivered = b.toolCalls.map((call) => {
+    let args: unknown = call.arguments;
+    if (cutBehind(call)) {
+      try {
+        args = JSON.parse(call.rawArguments) as unknown;
+      } catch {
+        args = null;
+      }
+    }
+    return { id: call.id, name: call.name, arguments: args };
+  });
+  const runnable = a.toolCalls.filter((call) => call.arguments !== null).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
+  if (stringifyJson(delivered) !== stringifyJson(runnable)) {
+    found.push(violation("reencode_roundtrip", `re-encoded, the stream delivers ${delivered.length} call(s) (${delivered.map((c) => c.name).join(", ")}) where the original has ${runnable.length} runnable (${runnable.map((c) => c.name).join(", ")})`, "calls"));
+  }
+  for (const call of b.toolCalls) {
+    if (cutBehind(call)) continue;
+    if (!call.complete || call.repairs.length > 0 || call.error !== null) {
+      found.push(violation("reencode_roundtrip", `re-encoded call ${call.index} (${call.name}) is not well-formed: complete ${call.complete}, repairs [${call.repairs.join(", ")}], error ${call.error?.code ?? "none"}`, "not_well_formed"));
+      break;
+    }
+  }
+  if (a.text !== b.text) found.push(violation("reencode_roundtrip", "re-encoding changed the turn's text", "text"));
+  return found;
+}
+
+/**
+ * `reencode_roundtrip` on bytes: re-encodes `chunks` with the provider's re-encoder (nothing may
+ * escape it), decodes the output, and compares with `original` (the same bytes decoded).
+ */
+export function checkReencodeRoundtrip(provider: ProviderName, chunks: readonly Uint8Array[], original: DecodeRun, options: ByteDecoderOptions = {}): Violation[] {
+  const output: Uint8Array[] = [];
+  try {
+    const reencoder = createReencoder(provider);
+    for (const chunk of chunks) output.push(...reencoder.push(chunk));
+    output.push(...reencoder.end());
+  } catch (error) {
+    return [violation("reencode_roundtrip", `the re-encoder threw: ${describeError(error)}`, "threw")];
+  }
+  return checkReencoded(original, decodeBytesSafely(provider, output, options));
 }

@@ -27,16 +27,26 @@ function split(text: string, cuts: readonly number[]): string[] {
   return out.filter((piece) => piece !== "");
 }
 
-type Quirk = "plain" | "kimi" | "start_only" | "duplicate_id" | "cut";
+type Quirk = "plain" | "kimi" | "start_only" | "duplicate_id" | "cut" | "invalid" | "repairable";
+
+/** A call's JSON as a model may close it: as sent, not JSON at all, or with a trailing comma (a lossless repair). */
+function brokenJson(json: string, quirk: Quirk | "none"): string {
+  if (quirk === "invalid") return json.slice(0, -1);
+  if (quirk === "repairable") return `${json.slice(0, -1)},}`;
+  return json;
+}
 
 const anthropicTurn = fc.record({
   text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
-  calls: fc.array(fc.record({ args, quirk: fc.constantFrom<Quirk>("plain", "plain", "kimi", "start_only", "duplicate_id"), cuts: fc.array(fc.nat(80), { maxLength: 4 }) }), { minLength: 1, maxLength: 3 }),
+  calls: fc.array(
+    fc.record({ args, quirk: fc.constantFrom<Quirk>("plain", "plain", "kimi", "start_only", "duplicate_id", "invalid", "repairable"), cuts: fc.array(fc.nat(80), { maxLength: 4 }), textAfter: fc.boolean() }),
+    { minLength: 1, maxLength: 3 },
+  ),
   cutLast: fc.boolean(),
   pings: fc.boolean(),
 });
 
-function anthropicEvents(turn: { text: string | undefined; calls: Array<{ args: Record<string, unknown>; quirk: Quirk; cuts: number[] }>; cutLast: boolean; pings: boolean }): ProviderEvent[] {
+function anthropicEvents(turn: { text: string | undefined; calls: Array<{ args: Record<string, unknown>; quirk: Quirk; cuts: number[]; textAfter: boolean }>; cutLast: boolean; pings: boolean }): ProviderEvent[] {
   const events: ProviderEvent[] = [a.messageStart()];
   let index = 0;
   if (turn.text !== undefined) {
@@ -46,7 +56,7 @@ function anthropicEvents(turn: { text: string | undefined; calls: Array<{ args: 
   turn.calls.forEach((call, n) => {
     const last = n === turn.calls.length - 1;
     const id = call.quirk === "duplicate_id" && n > 0 ? "toolu_0" : `toolu_${n}`;
-    const json = JSON.stringify(call.args);
+    const json = brokenJson(JSON.stringify(call.args), call.quirk);
     const fragments = split(json, call.cuts);
     if (call.quirk === "start_only") events.push(a.toolStart(index, id, "tool", call.args));
     else events.push(a.toolStart(index, id, "tool", call.quirk === "kimi" ? call.args : {}));
@@ -59,6 +69,10 @@ function anthropicEvents(turn: { text: string | undefined; calls: Array<{ args: 
     }
     if (!(last && turn.cutLast)) events.push(a.stop(index));
     index++;
+    if (call.textAfter && !(last && turn.cutLast)) {
+      events.push(a.textStart(index), a.text(index, `after ${n}`), a.stop(index));
+      index++;
+    }
   });
   events.push(a.messageDelta(turn.cutLast ? "max_tokens" : "tool_use"), a.messageStop());
   return events;
@@ -85,7 +99,7 @@ function checkRoundTrip(provider: ProviderName, events: ProviderEvent[], sizes: 
 }
 
 describe("re-encoding generated quirky turns", () => {
-  it("Anthropic: Kimi start input, start-only input, duplicate ids, max_tokens cuts, pings", () => {
+  it("Anthropic: Kimi start input, start-only input, duplicate ids, invalid and repairable calls, text between calls, max_tokens cuts, pings", () => {
     fc.assert(
       fc.property(anthropicTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => checkRoundTrip("anthropic", anthropicEvents(turn), sizes)),
       { numRuns: 150 },
@@ -96,12 +110,12 @@ describe("re-encoding generated quirky turns", () => {
   const chatTurn = fc.record({
     text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
     quirk: fc.constantFrom<ChatQuirk>("plain", "plain", "index_zero", "cumulative", "whole_object", "no_id", "object_arguments"),
-    calls: fc.array(fc.record({ args, cuts: fc.array(fc.nat(80), { maxLength: 4 }) }), { minLength: 1, maxLength: 3 }),
+    calls: fc.array(fc.record({ args, cuts: fc.array(fc.nat(80), { maxLength: 4 }), broken: fc.constantFrom<Quirk | "none">("none", "none", "none", "invalid", "repairable") }), { minLength: 1, maxLength: 3 }),
     finish: fc.constantFrom("tool_calls", "stop", "length", null),
     done: fc.boolean(),
   });
 
-  it("Chat: parallel calls at index 0, cumulative resends, whole objects, missing ids, object arguments, finish reasons", () => {
+  it("Chat: parallel calls at index 0, cumulative resends, whole objects, missing ids, object arguments, invalid and repairable calls, finish reasons", () => {
     fc.assert(
       fc.property(chatTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => {
         const chunk = (delta: Record<string, unknown>, finish: string | null = null): ProviderEvent => ({ data: { id: "chatcmpl-1", object: "chat.completion.chunk", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] } });
@@ -109,7 +123,7 @@ describe("re-encoding generated quirky turns", () => {
         turn.calls.forEach((call, n) => {
           const index = turn.quirk === "index_zero" ? 0 : n;
           const id = turn.quirk === "no_id" ? undefined : `call_${n}`;
-          const json = JSON.stringify(call.args);
+          const json = brokenJson(JSON.stringify(call.args), call.broken);
           const head = { index, ...(id ? { id } : {}), type: "function" };
           if (turn.quirk === "object_arguments") {
             events.push(chunk({ tool_calls: [{ ...head, function: { name: "tool", arguments: call.args } }] }));
@@ -132,6 +146,57 @@ describe("re-encoding generated quirky turns", () => {
         checkRoundTrip("openai-chat", events, sizes);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it("Responses: invalid and repairable calls, duplicate call ids, text between calls, cut by max_output_tokens", () => {
+    const responsesTurn = fc.record({
+      calls: fc.array(fc.record({ args, broken: fc.constantFrom<Quirk | "none">("none", "none", "invalid", "repairable"), cuts: fc.array(fc.nat(80), { maxLength: 4 }), textAfter: fc.boolean() }), { minLength: 1, maxLength: 3 }),
+      duplicateIds: fc.boolean(),
+      cutLast: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(responsesTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => {
+        let sequence = 0;
+        const ev = (type: string, fields: Record<string, unknown>): ProviderEvent => ({ event: type, data: { type, sequence_number: sequence++, ...fields } });
+        const events: ProviderEvent[] = [ev("response.created", { response: { id: "resp_1", status: "in_progress", output: [] } })];
+        const output: unknown[] = [];
+        let index = 0;
+        turn.calls.forEach((call, n) => {
+          const last = n === turn.calls.length - 1;
+          const cut = last && turn.cutLast;
+          const json = brokenJson(JSON.stringify(call.args), call.broken);
+          const itemId = `fc_${n}`;
+          const callId = turn.duplicateIds && n > 0 ? "call_0" : `call_${n}`;
+          const item = (status: string, text: string) => ({ id: itemId, type: "function_call", status, arguments: text, call_id: callId, name: "tool" });
+          events.push(ev("response.output_item.added", { output_index: index, item: item("in_progress", "") }));
+          const fragments = split(json, call.cuts);
+          const sent = cut ? fragments.slice(0, Math.max(1, fragments.length - 1)) : fragments;
+          for (const fragment of sent) events.push(ev("response.function_call_arguments.delta", { item_id: itemId, output_index: index, delta: fragment }));
+          if (!cut) {
+            events.push(ev("response.function_call_arguments.done", { item_id: itemId, output_index: index, arguments: json }), ev("response.output_item.done", { output_index: index, item: item("completed", json) }));
+          }
+          output.push(item(cut ? "in_progress" : "completed", cut ? sent.join("") : json));
+          index++;
+          if (call.textAfter && !cut) {
+            const message = { id: `msg_${n}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: `after ${n}`, annotations: [] }] };
+            events.push(
+              ev("response.output_item.added", { output_index: index, item: { ...message, status: "in_progress", content: [] } }),
+              ev("response.output_text.delta", { item_id: message.id, output_index: index, content_index: 0, delta: `after ${n}` }),
+              ev("response.output_item.done", { output_index: index, item: message }),
+            );
+            output.push(message);
+            index++;
+          }
+        });
+        events.push(
+          turn.cutLast
+            ? ev("response.incomplete", { response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, output } })
+            : ev("response.completed", { response: { id: "resp_1", status: "completed", output } }),
+        );
+        checkRoundTrip("openai-responses", events, sizes);
+      }),
+      { numRuns: 150 },
     );
   });
 });

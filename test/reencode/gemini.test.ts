@@ -218,6 +218,13 @@ describe("Gemini re-encoding, any chunk boundary", () => {
     expect(decoder.decode(reencode("gemini", encoder.encode(single), [3]).output)).toBe(single);
   });
 
+  it("an unchanged SSE event is forwarded as its own bytes, even bytes that are not UTF-8", () => {
+    const head = encoder.encode('data: {"candidates":[{"content":{"role":"model","parts":[{"text":"caf');
+    const tail = encoder.encode(`"}]},"index":0}]}\n\ndata: ${JSON.stringify(finish("STOP").data)}\n\n`);
+    const body = concatBytes([head, Uint8Array.of(0xc3), tail]);
+    for (const sizes of [[body.length], [1], [5, 2]]) expect(reencode("gemini", body, sizes).output).toEqual(body);
+  });
+
   it("the JSON-array splitter gives back every character, whatever the chunking", () => {
     fc.assert(
       fc.property(

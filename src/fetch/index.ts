@@ -61,8 +61,8 @@ export interface RepairingFetchOptions {
  * own format. A provider error that a repair can fix is recovered once: a llama.cpp grammar error
  * strips the keywords it names and resends, an Anthropic "tool_use ids were found without
  * tool_result blocks" repairs the history and resends; any other error is returned as it came and
- * reported with its classification. Streamed Anthropic, Chat Completions, Responses and Ollama bodies are
- * re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
+ * reported with its classification. Streamed Anthropic, Chat Completions, Responses, Ollama and
+ * Bedrock ConverseStream bodies are re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
  * Everything else passes through untouched; so do headers, keys included, which are never read.
  */
 export function createRepairingFetch(options: RepairingFetchOptions = {}): FetchLike {
@@ -122,7 +122,10 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
       return response;
     }
     const contentType = response.headers.get("content-type") ?? "";
-    const streamed = contentType.includes("text/event-stream") || (route.provider === "ollama" && contentType.includes("ndjson"));
+    const streamed =
+      contentType.includes("text/event-stream") ||
+      (route.provider === "ollama" && contentType.includes("ndjson")) ||
+      (route.provider === "bedrock" && contentType.includes("application/vnd.amazon.eventstream"));
     if (!enabled.responses || !route.reencode || !streamed || !response.body) return response;
     const reencoder = createReencoder(route.provider, options.decoder);
     const stream = response.body.pipeThrough(

@@ -93,6 +93,24 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     }
     const target = configuredTarget ?? targetOf(url, route.provider);
     let outgoing = text;
+    if (body && isSigned(input, init)) {
+      // AWS SigV4 signs the body's hash: an edited body is a request the provider refuses. Tell
+      // what would have been repaired, send the request as it was signed, and do not retry.
+      const found: RepairReport[] = [];
+      const copy = structuredClone(body);
+      if (enabled.schemas && target) sanitizeTools(copy, route.provider, target, found);
+      if (enabled.history && route.history) repairRequestHistory(copy, route.history, options.historyPolicy ?? {}, found);
+      if (found.length > 0) {
+        report({
+          stage: "request",
+          action: "classified",
+          code: "signed_request",
+          provider: route.provider,
+          message: `The request is signed (AWS SigV4), so its body was sent unchanged; these repairs would apply: ${[...new Set(found.map((entry) => entry.code))].join(", ")}. Repair the request before it is signed (e.g. toolwire/history), or use a Bedrock API key (bearer token), which does not sign the body.`,
+        });
+      }
+      body = null;
+    }
     if (body) {
       const found: RepairReport[] = [];
       let changed = false;
@@ -158,6 +176,12 @@ function recover(classification: ProviderErrorClassification, body: Record<strin
     return { body: copy, reports };
   }
   return null;
+}
+
+/** Whether the request carries an AWS SigV4 signature (which covers the body). */
+function isSigned(input: RequestInfo | URL, init: RequestInit | undefined): boolean {
+  const headers = new Headers(init?.headers ?? (typeof Request !== "undefined" && input instanceof Request ? input.headers : undefined));
+  return (headers.get("authorization") ?? "").startsWith("AWS4-HMAC-SHA256") || headers.has("x-amz-content-sha256");
 }
 
 async function requestText(input: RequestInfo | URL, init: RequestInit | undefined): Promise<string | null> {

@@ -94,4 +94,34 @@ describe("Bedrock converse-stream through the repairing fetch", () => {
       await proxy.close();
     }
   });
+
+  it("a SigV4-signed request goes out as it was signed (an edit would break the signature), with the repairs it would need reported", async () => {
+    const history = {
+      messages: [
+        { role: "user", content: [{ text: "list" }] },
+        { role: "assistant", content: [{ toolUse: { toolUseId: "tooluse_1", name: "shell", input: { command: "ls" } } }] },
+        { role: "user", content: [{ text: "and now?" }] },
+      ],
+    };
+    const sent: Array<string | null> = [];
+    const capture = async (_input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      sent.push(typeof init?.body === "string" ? init.body : null);
+      return upstream()(URL_CONVERSE);
+    };
+    const unsignedReports: RepairReport[] = [];
+    await (await createRepairingFetch({ fetch: capture, onRepair: (report) => unsignedReports.push(report) })(URL_CONVERSE, { ...request, headers: { "content-type": "application/json" }, body: JSON.stringify(history) })).arrayBuffer();
+    expect(sent[0]).not.toBe(JSON.stringify(history));
+    const edits = [...new Set(unsignedReports.filter((report) => report.stage === "request").map((report) => report.code))];
+    expect(edits.length).toBeGreaterThan(0);
+
+    const reports: RepairReport[] = [];
+    const signed = { ...request, headers: { "content-type": "application/json", authorization: "AWS4-HMAC-SHA256 Credential=AKIDTEST/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc" }, body: JSON.stringify(history) };
+    const response = await createRepairingFetch({ fetch: capture, onRepair: (report) => reports.push(report) })(URL_CONVERSE, signed);
+    expect(sent[1]).toBe(JSON.stringify(history));
+    const requestSide = reports.filter((report) => report.stage === "request");
+    expect(requestSide).toEqual([expect.objectContaining({ action: "classified", code: "signed_request", provider: "bedrock" })]);
+    for (const code of edits) expect(requestSide[0]?.message).toContain(code);
+    // The response is still re-encoded: it is not signed.
+    expect(decodeBytes("bedrock", new Uint8Array(await response.arrayBuffer())).toolCalls.map((call) => call.id)).toEqual(["tooluse_a"]);
+  });
 });

@@ -2,7 +2,7 @@ import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
-import { createReencoder, createReencodingStream } from "../reencode/index.js";
+import { createBedrockInvokeReencoder, createReencoder, createReencodingStream } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
@@ -61,8 +61,9 @@ export interface RepairingFetchOptions {
  * own format. A provider error that a repair can fix is recovered once: a llama.cpp grammar error
  * strips the keywords it names and resends, an Anthropic "tool_use ids were found without
  * tool_result blocks" repairs the history and resends; any other error is returned as it came and
- * reported with its classification. Streamed Anthropic, Chat Completions, Responses, Ollama and
- * Bedrock ConverseStream bodies are re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
+ * reported with its classification. Streamed Anthropic (also Claude on Bedrock,
+ * `invoke-with-response-stream`), Chat Completions, Responses, Ollama and Bedrock ConverseStream
+ * bodies are re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
  * Everything else passes through untouched; so do headers, keys included, which are never read.
  */
 export function createRepairingFetch(options: RepairingFetchOptions = {}): FetchLike {
@@ -143,9 +144,11 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     const streamed =
       contentType.includes("text/event-stream") ||
       (route.provider === "ollama" && contentType.includes("ndjson")) ||
-      (route.provider === "bedrock" && contentType.includes("application/vnd.amazon.eventstream"));
+      ((route.provider === "bedrock" || route.provider === "anthropic") && contentType.includes("application/vnd.amazon.eventstream"));
     if (!enabled.responses || !route.reencode || !streamed || !response.body) return response;
-    const reencoder = createReencoder(route.provider, options.decoder);
+    // Claude on Bedrock: Messages events inside the binary event stream's chunk frames.
+    const invokeStream = route.provider === "anthropic" && contentType.includes("application/vnd.amazon.eventstream");
+    const reencoder = invokeStream ? createBedrockInvokeReencoder(options.decoder) : createReencoder(route.provider, options.decoder);
     const stream = response.body.pipeThrough(
       createReencodingStream(reencoder, (done) => {
         for (const entry of done.repairs) options.onRepair?.(entry);

@@ -58,10 +58,10 @@ interface HeldCall {
   plainDeltas: boolean;
 }
 
-const PRELUDE_LENGTH = 12;
+export const PRELUDE_LENGTH = 12;
 
-/** Cuts the body into whole frames, keeping each frame's bytes as they came. */
-class FrameSplitter {
+/** Cuts an event-stream body into whole frames, keeping each frame's bytes as they came. */
+export class FrameSplitter {
   private buffer = new Uint8Array(0);
   private start = 0;
   private end = 0;
@@ -164,15 +164,7 @@ class BedrockReencoder implements Reencoder {
     if (!this.failed) {
       rest = this.splitter.rest();
       if (rest.length > 0) {
-        const offset = this.splitter.offset - rest.length;
-        const needed = rest.length >= PRELUDE_LENGTH ? `a ${new DataView(rest.buffer, rest.byteOffset, 4).getUint32(0)}-byte frame` : "a 12-byte prelude";
-        // The framing decoder's words for the same finding, so the reported turn is the decoder's.
-        this.framingDiagnostics.push({
-          code: "eventstream_truncated",
-          severity: "warning",
-          message: `AWS event stream truncated: ${rest.length} trailing bytes at byte offset ${offset} do not complete ${needed}.`,
-          data: { code: "truncated", offset },
-        });
+        this.framingDiagnostics.push(truncatedFrameDiagnostic(rest, this.splitter.offset - rest.length));
       }
     }
     for (const call of this.tap.end()) this.fresh.push(call);
@@ -227,12 +219,7 @@ class BedrockReencoder implements Reencoder {
     const code = `eventstream_${error.code}`;
     this.dropHeld(`A corrupt frame (${error.code}) arrived before the call's contentBlockStop`);
     for (const call of this.tap.push({ event: "error", data: { errorCode: code, errorMessage: error.message, message: error.message, offset: error.offset } })) this.fresh.push(call);
-    this.framingDiagnostics.push({
-      code,
-      severity: "error",
-      message: `${error.message}. Nothing after this offset was read; the events before it were kept.`,
-      data: { code: error.code, offset: error.offset },
-    });
+    this.framingDiagnostics.push(corruptFrameDiagnostic(error));
     this.tap.report({
       action: "classified",
       code,
@@ -464,8 +451,29 @@ function reindexed(frame: Uint8Array, index: number): Uint8Array {
   return isPlainObject(body) ? encodeEventStreamMessage(message.headers, JSON.stringify({ ...body, contentBlockIndex: index })) : frame;
 }
 
+/** Bytes left after the last whole frame, in the framing decoder's words (so a reported turn is the decoder's). */
+export function truncatedFrameDiagnostic(rest: Uint8Array, offset: number): Diagnostic {
+  const needed = rest.length >= PRELUDE_LENGTH ? `a ${new DataView(rest.buffer, rest.byteOffset, 4).getUint32(0)}-byte frame` : "a 12-byte prelude";
+  return {
+    code: "eventstream_truncated",
+    severity: "warning",
+    message: `AWS event stream truncated: ${rest.length} trailing bytes at byte offset ${offset} do not complete ${needed}.`,
+    data: { code: "truncated", offset },
+  };
+}
+
+/** A frame that cannot be read, in the framing decoder's words. */
+export function corruptFrameDiagnostic(error: EventStreamError): Diagnostic {
+  return {
+    code: `eventstream_${error.code}`,
+    severity: "error",
+    message: `${error.message}. Nothing after this offset was read; the events before it were kept.`,
+    data: { code: error.code, offset: error.offset },
+  };
+}
+
 /** The pieces as one chunk (one enqueue per push downstream). */
-function joined(parts: Uint8Array[]): Uint8Array[] {
+export function joined(parts: Uint8Array[]): Uint8Array[] {
   if (parts.length <= 1) return parts;
   let length = 0;
   for (const part of parts) length += part.length;

@@ -13,6 +13,7 @@ export { createOpenAIChatReencoder } from "./openai-chat.js";
 export { createOpenAIResponsesReencoder } from "./openai-responses.js";
 export { createOllamaReencoder } from "./ollama.js";
 export { createBedrockReencoder } from "./bedrock.js";
+export { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
 
 /** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
 export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "bedrock"];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { decodeEventStream } from "../../src/framing/aws-eventstream.js";
+import { encodeJsonEventFrame } from "../../src/framing/aws-eventstream-encode.js";
 import { createRepairingFetch, type RepairReport } from "../../src/fetch/index.js";
 import { startProxy } from "../../src/node/proxy.js";
 import { createReencoder } from "../../src/reencode/index.js";
@@ -123,5 +125,28 @@ describe("Bedrock converse-stream through the repairing fetch", () => {
     for (const code of edits) expect(requestSide[0]?.message).toContain(code);
     // The response is still re-encoded: it is not signed.
     expect(decodeBytes("bedrock", new Uint8Array(await response.arrayBuffer())).toolCalls.map((call) => call.id)).toEqual(["tooluse_a"]);
+  });
+});
+
+describe("Claude on Bedrock (invoke-with-response-stream) through the repairing fetch", () => {
+  it("re-encodes the Anthropic events inside the chunk frames", async () => {
+    const chunk = (data: Record<string, unknown>): Uint8Array => encodeJsonEventFrame("chunk", { bytes: btoa(JSON.stringify(data)), p: "abc" });
+    const invokeBody = concatBytes([
+      chunk({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude", content: [], usage: { input_tokens: 1, output_tokens: 1 } } }),
+      chunk({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "shell", input: { command: "ls" } } }),
+      chunk({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"command":"ls"}' } }),
+      chunk({ type: "content_block_stop", index: 0 }),
+      chunk({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } }),
+      chunk({ type: "message_stop" }),
+    ]);
+    const reports: RepairReport[] = [];
+    const base = async (): Promise<Response> => new Response(invokeBody as Uint8Array<ArrayBuffer>, { status: 200, headers: { "content-type": "application/vnd.amazon.eventstream" } });
+    const response = await createRepairingFetch({ fetch: base, onRepair: (report) => reports.push(report) })("https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-sonnet-4-5/invoke-with-response-stream", request);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const decoder = createByteDecoder("anthropic", { framing: "aws-eventstream" });
+    decoder.push(bytes);
+    const turn = decoder.finish();
+    expect(turn.toolCalls.map((call) => ({ id: call.id, arguments: call.arguments, repairs: call.repairs, source: call.source }))).toEqual([{ id: "toolu_1", arguments: { command: "ls" }, repairs: [], source: "delta" }]);
+    expect(reports.filter((report) => report.stage === "response").map((report) => report.action)).toContain("rewritten");
   });
 });

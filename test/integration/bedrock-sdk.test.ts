@@ -1,4 +1,5 @@
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
+import { createAmazonBedrockAnthropic } from "@ai-sdk/amazon-bedrock/anthropic";
 import { jsonSchema, streamText, tool, type Tool } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepairingFetch, type RepairReport } from "../../src/fetch/index.js";
@@ -37,23 +38,25 @@ const quirks: Array<[string, ProviderEvent[]]> = [
 
 const quirkStreams: ReplayStream[] = quirks.map(([name, events]) => ({ key: `quirk/${name}`, file: "bedrock-sdk.test.ts", sequence: name, provider: "bedrock", events }));
 const recorded = streamsOf("bedrock");
+// Claude on Bedrock (invoke-with-response-stream): the Anthropic quirk streams ai-sdk.test.ts plays, and the recorded Bedrock one.
+const claude = streamsOf("anthropic").filter((stream) => /kimi_tool_call_sequences|incomplete_partial_json|claude-sonnet-4__multi_tool|bedrock-anthropic/.test(stream.key));
 
 let server: ReplayServer;
 beforeAll(async () => {
-  server = await startReplayServer({ streams: [...recorded, ...quirkStreams] });
+  server = await startReplayServer({ streams: [...recorded, ...quirkStreams, ...claude] });
 });
 afterAll(async () => {
   await server?.close();
 });
 
 function expected(stream: ReplayStream): unknown {
-  return replayEvents(stream, { provider: "bedrock" })
+  return replayEvents(stream, { provider: stream.provider })
     .toolCalls.filter((call) => call.arguments !== null)
     .map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
 }
 
 function toolsFor(stream: ReplayStream): Record<string, Tool> {
-  const names = new Set(["read", "shell", ...replayEvents(stream, { provider: "bedrock" }).toolCalls.map((call) => call.name)]);
+  const names = new Set(["read", "shell", ...replayEvents(stream, { provider: stream.provider }).toolCalls.map((call) => call.name)]);
   return Object.fromEntries([...names].map((name) => [name, tool({ inputSchema: jsonSchema({ type: "object" }) })]));
 }
 
@@ -79,5 +82,15 @@ describe("@ai-sdk/amazon-bedrock through the repairing fetch", () => {
     const differ: string[] = [];
     for (const stream of quirkStreams) if (JSON.stringify(await sdkCalls(stream)) !== JSON.stringify(expected(stream))) differ.push(stream.sequence as string);
     expect(differ).toEqual(quirks.map(([name]) => name).filter((name) => name !== "a call cut at max_tokens after a complete one"));
+  });
+});
+
+describe("@ai-sdk/amazon-bedrock/anthropic (Claude, invoke-with-response-stream) through the repairing fetch", () => {
+  it.each(claude.map((stream) => [stream.key, stream] as const))("%s: the SDK's calls are toolwire's", async (_key, stream) => {
+    const bedrock = createAmazonBedrockAnthropic({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: server.url, fetch: createRepairingFetch() });
+    const result = streamText({ model: bedrock("anthropic.claude-test"), prompt: "hi", tools: toolsFor(stream), headers: { "x-toolwire-stream": stream.key }, maxRetries: 0, onError: () => {} });
+    await result.consumeStream();
+    const calls = (await result.toolCalls).map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input }));
+    expect(calls).toEqual(expected(stream));
   });
 });

@@ -100,7 +100,9 @@ class BedrockInvokeReencoder implements Reencoder {
     return joined(out);
   }
 
-  private remember(text: string, frame: Uint8Array): void {
+  private remember(text: string, view: Uint8Array): void {
+    // A copy: the splitter's buffer is reused, and an event may be held past this push.
+    const frame = view.slice();
     const frames = this.framesOf.get(text);
     if (frames) frames.push(frame);
     else this.framesOf.set(text, [frame]);

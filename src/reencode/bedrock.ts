@@ -86,12 +86,16 @@ export class FrameSplitter {
     this.end += bytes.length;
   }
 
-  /** The next whole frame (a copy of its bytes), or null until more bytes arrive. Throws EventStreamError for a prelude that cannot be trusted. */
+  /**
+   * The next whole frame, or null until more bytes arrive. Throws EventStreamError for a prelude
+   * that cannot be trusted. The frame is a view of the buffer, valid until the next `append`:
+   * copy what is kept longer (held frames); what is forwarded at once is copied once per push.
+   */
   next(): Uint8Array | null {
     if (this.end - this.start < PRELUDE_LENGTH) return null;
     const total = readPrelude(this.buffer, this.start, this.offset);
     if (this.end - this.start < total) return null;
-    const frame = this.buffer.slice(this.start, this.start + total);
+    const frame = this.buffer.subarray(this.start, this.start + total);
     this.start += total;
     this.offset += total;
     return frame;
@@ -229,13 +233,13 @@ class BedrockReencoder implements Reencoder {
     for (const bytes of [frame, rest]) {
       if (bytes === null || bytes.length === 0) continue;
       if (this.undecided === null) out.push(bytes);
-      else this.waiting.push({ raw: bytes });
+      else this.waiting.push({ raw: bytes.slice() });
     }
   }
 
   private handle(frame: Uint8Array, message: EventStreamMessage, event: ProviderEvent, out: Uint8Array[]): void {
     for (const call of this.tap.push(event)) this.fresh.push(call);
-    if (this.undecided !== null) this.waiting.push({ frame, message, event });
+    if (this.undecided !== null) this.waiting.push({ frame: frame.slice(), message, event });
     else this.route(frame, message, event, out);
   }
 
@@ -265,7 +269,7 @@ class BedrockReencoder implements Reencoder {
         // Provider-executed tools (type server_tool_use) are not the client's to run: they pass.
         if (index !== null && toolUse && toolUse.type !== "server_tool_use" && !this.stopped) {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { frames: [frame], toolUse, plainDeltas: true });
+          this.held.set(index, { frames: [frame.slice()], toolUse, plainDeltas: true });
           return;
         }
         out.push(this.mapped(frame, message, body, index));
@@ -274,7 +278,7 @@ class BedrockReencoder implements Reencoder {
       case "contentBlockDelta": {
         const held = index === null ? undefined : this.held.get(index);
         if (held) {
-          held.frames.push(frame);
+          held.frames.push(frame.slice());
           const delta = isPlainObject(body.delta) ? body.delta : null;
           if (!delta || !isPlainObject(delta.toolUse) || typeof delta.toolUse.input !== "string") held.plainDeltas = false;
           return;
@@ -286,7 +290,7 @@ class BedrockReencoder implements Reencoder {
         const held = index === null ? undefined : this.held.get(index);
         if (held && index !== null) {
           this.held.delete(index);
-          held.frames.push(frame);
+          held.frames.push(frame.slice());
           if (!this.settled && !this.fresh.some((call) => call.providerIndex === index)) {
             // Ended by the decoder only when the turn ends (input that does not parse strictly).
             this.undecided = { index, held };
@@ -472,9 +476,9 @@ export function corruptFrameDiagnostic(error: EventStreamError): Diagnostic {
   };
 }
 
-/** The pieces as one chunk (one enqueue per push downstream). */
+/** The pieces as one chunk (one enqueue per push downstream), always a copy: pieces may be views of the splitter's buffer. */
 export function joined(parts: Uint8Array[]): Uint8Array[] {
-  if (parts.length <= 1) return parts;
+  if (parts.length === 0) return parts;
   let length = 0;
   for (const part of parts) length += part.length;
   const out = new Uint8Array(length);

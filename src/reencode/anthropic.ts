@@ -1,6 +1,6 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { parseSseEvent, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
@@ -30,8 +30,8 @@ export function createAnthropicReencoder(options: DecoderOptions = {}): Reencode
 }
 
 interface HeldCall {
-  /** The events' text only: a long call holds many events, and their parsed payloads are not needed again. */
-  events: string[];
+  /** The events as they came only: a long call holds many events, and their parsed payloads are not needed again. */
+  events: WireEvent[];
   /** The `content_block_start.content_block` object as sent. */
   block: Record<string, unknown>;
   /** Every delta was an `input_json_delta` with a string. */
@@ -54,10 +54,10 @@ class AnthropicReencoder extends SseReencoder {
     this.dropHeld("The stream ended before the call's content_block_stop");
   }
 
-  protected handle(raw: RawSseEvent, out: string[]): void {
+  protected handle(raw: RawSseEvent, out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     const ended = this.tap.push(event);
@@ -66,12 +66,12 @@ class AnthropicReencoder extends SseReencoder {
       if (typeof data === "string") {
         out.push(sseComment(data));
         this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON (a keep-alive) was sent as an SSE comment, which clients skip." });
-      } else out.push(raw.raw);
+      } else out.push(raw.wire);
       return;
     }
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
     if (type === "ping") {
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     if (type === "message_start") {
@@ -84,12 +84,12 @@ class AnthropicReencoder extends SseReencoder {
         this.invalidWithheld = 0;
       }
       this.started = true;
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     if (type === "error") {
       this.dropHeld("The provider sent an error before the call's content_block_stop");
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     if (!this.started) {
@@ -103,7 +103,7 @@ class AnthropicReencoder extends SseReencoder {
         const block = isPlainObject(data.content_block) ? data.content_block : null;
         if (index !== null && block?.type === "tool_use") {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { events: [raw.raw], block, plainDeltas: true });
+          this.held.set(index, { events: [raw.wire], block, plainDeltas: true });
           return;
         }
         if (index !== null) this.assign(index);
@@ -113,7 +113,7 @@ class AnthropicReencoder extends SseReencoder {
       case "content_block_delta": {
         const held = index === null ? undefined : this.held.get(index);
         if (held) {
-          held.events.push(raw.raw);
+          holdWire(held.events, raw.wire);
           const delta = data.delta;
           if (!isPlainObject(delta) || delta.type !== "input_json_delta" || typeof delta.partial_json !== "string") held.plainDeltas = false;
           return;
@@ -125,9 +125,10 @@ class AnthropicReencoder extends SseReencoder {
         const held = index === null ? undefined : this.held.get(index);
         if (held && index !== null) {
           this.held.delete(index);
-          held.events.push(raw.raw);
+          holdWire(held.events, raw.wire);
           const call = ended.find((candidate) => candidate.providerIndex === index);
-          this.release(index, held, call, out);
+          if (call) this.release(index, held, call, out);
+          else this.awaitVerdict(index, (verdict, later) => this.release(index, held, verdict, later));
           return;
         }
         out.push(this.mapped(raw, data, index));
@@ -148,11 +149,11 @@ class AnthropicReencoder extends SseReencoder {
           rewritten = { ...base, delta: { ...(isPlainObject(base.delta) ? base.delta : {}), stop_reason: "end_turn" } };
           this.tap.report({ action: "normalized", code: "stop_reason_without_calls", message: "Every tool call of the turn was withheld, so stop_reason tool_use became end_turn." });
         }
-        out.push(rewritten ? sseText(rewritten, event.event ?? "message_delta") : raw.raw);
+        out.push(rewritten ? sseText(rewritten, event.event ?? "message_delta") : raw.wire);
         return;
       }
       default:
-        out.push(index !== null ? this.mapped(raw, data, index) : raw.raw);
+        out.push(index !== null ? this.mapped(raw, data, index) : raw.wire);
     }
   }
 
@@ -163,14 +164,14 @@ class AnthropicReencoder extends SseReencoder {
   }
 
   /** The event as sent, or with its block index moved down past withheld blocks. */
-  private mapped(raw: RawSseEvent, data: Record<string, unknown>, index: number | null): string {
-    if (index === null) return raw.raw;
+  private mapped(raw: RawSseEvent, data: Record<string, unknown>, index: number | null): WireEvent {
+    if (index === null) return raw.wire;
     const out = this.outIndex.get(index);
-    if (out === undefined || out === index) return raw.raw;
+    if (out === undefined || out === index) return raw.wire;
     return sseText({ ...data, index: out }, raw.event?.event);
   }
 
-  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: string[]): void {
+  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: WireEvent[]): void {
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
@@ -216,12 +217,11 @@ class AnthropicReencoder extends SseReencoder {
   }
 }
 
-
-
-/** A held event with its block index moved (read again from its text: rare, and only then). */
-function reindexed(raw: string, index: number): string {
-  const event = parseSseEvent(raw);
-  return event && isPlainObject(event.data) ? sseText({ ...event.data, index }, event.event) : raw;
+/** Held events with their block index moved (read again from their text: rare, and only then). */
+function reindexed(held: WireEvent, index: number): string {
+  const splitter = new SseEventSplitter();
+  const events = [...splitter.pushText(wireText(held)), ...splitter.finish()];
+  return events.map(({ raw, event }) => (event && isPlainObject(event.data) ? sseText({ ...event.data, index }, event.event) : raw)).join("");
 }
 
 function syntheticMessageStart(): Record<string, unknown> {

@@ -10,6 +10,13 @@ export class DecoderTap {
   readonly ended = new Map<number, ToolCall>();
   turn: DecodedTurn | null = null;
   readonly repairs: RepairReport[] = [];
+  /** Every call ended so far, in the order the decoder ended them. */
+  readonly log: ToolCall[] = [];
+  /**
+   * Set while an event decoded earlier is handled again (it waited behind a call's verdict): the
+   * next `push` returns what the event ended then, without decoding it twice.
+   */
+  replay: ToolCall[] | null = null;
   private readonly sink: CodecEvent[] = [];
 
   constructor(
@@ -19,6 +26,11 @@ export class DecoderTap {
 
   /** Pushes one event; returns the calls it ended. */
   push(event: ProviderEvent): ToolCall[] {
+    if (this.replay !== null) {
+      const ended = this.replay;
+      this.replay = null;
+      return ended;
+    }
     this.sink.length = 0;
     this.decoder.pushInto(event, this.sink);
     return this.collect(this.sink);
@@ -36,10 +48,20 @@ export class DecoderTap {
     for (const event of events) {
       if (event.type === "tool_call_end" && event.call.kind !== "server") {
         this.ended.set(event.call.index, event.call);
+        this.log.push(event.call);
         (calls ??= []).push(event.call);
       }
     }
     return calls ?? NO_CALLS;
+  }
+
+  /** The call at `providerIndex` that ended at or after position `since` of the log. */
+  endedSince(since: number, providerIndex: number): ToolCall | undefined {
+    for (let i = since; i < this.log.length; i++) {
+      const call = this.log[i] as ToolCall;
+      if (call.providerIndex === providerIndex) return call;
+    }
+    return undefined;
   }
 
   report(report: Omit<RepairReport, "stage" | "provider">): void {

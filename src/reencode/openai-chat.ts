@@ -1,6 +1,6 @@
-import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { parseSseEvent, sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import { parseSseEvent, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
@@ -34,8 +34,8 @@ export function createOpenAIChatReencoder(options: DecoderOptions = {}): Reencod
 }
 
 interface Held {
-  /** The chunk's text only: parsed again in the (rarer) rewrite path rather than kept parsed. */
-  raw: string;
+  /** The chunk as it came only: parsed again in the (rarer) rewrite path rather than kept parsed. */
+  wire: WireEvent;
   finish: boolean;
 }
 
@@ -57,14 +57,14 @@ class OpenAIChatReencoder extends SseReencoder {
     super("openai-chat", options);
   }
 
-  protected endHeld(out: string[]): void {
+  protected endHeld(out: WireEvent[]): void {
     this.decide(out, false);
   }
 
-  protected handle(raw: RawSseEvent, out: string[]): void {
+  protected handle(raw: RawSseEvent, out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     this.tap.push(event);
@@ -72,10 +72,10 @@ class OpenAIChatReencoder extends SseReencoder {
     if (typeof data === "string") {
       if (data.trim() === "[DONE]") {
         if (!this.errored) this.decide(out, true);
-        out.push(raw.raw);
+        out.push(raw.wire);
       } else if (event.event === "error") {
         this.errored = true;
-        out.push(raw.raw);
+        out.push(raw.wire);
       } else {
         out.push(sseComment(data));
         this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON (a keep-alive) was sent as an SSE comment, which clients skip." });
@@ -83,12 +83,12 @@ class OpenAIChatReencoder extends SseReencoder {
       return;
     }
     if (!isPlainObject(data)) {
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     if ((data.error !== undefined && data.error !== null) || event.event === "error") {
       this.errored = true;
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     if (this.envelope === null) {
@@ -113,7 +113,7 @@ class OpenAIChatReencoder extends SseReencoder {
     if (finish) this.finishes++;
     if (calls) this.holding = true;
     if (this.holding && !this.decided && (calls || finish || !text)) {
-      this.held.push({ raw: raw.raw, finish });
+      this.held.push({ wire: raw.wire, finish });
       return;
     }
     out.push(this.withRole(raw, data));
@@ -145,17 +145,17 @@ class OpenAIChatReencoder extends SseReencoder {
   }
 
   /** The first chunk gets `role: "assistant"` when the stream never says it (the SDK requires it). */
-  private withRole(raw: RawSseEvent, data: Record<string, unknown>): string {
-    if (this.roleChecked || !Array.isArray(data.choices) || data.choices.length === 0) return raw.raw;
+  private withRole(raw: RawSseEvent, data: Record<string, unknown>): WireEvent {
+    if (this.roleChecked || !Array.isArray(data.choices) || data.choices.length === 0) return raw.wire;
     this.roleChecked = true;
     const first = data.choices[0];
-    if (!isPlainObject(first) || !isPlainObject(first.delta) || typeof first.delta.role === "string") return raw.raw;
+    if (!isPlainObject(first) || !isPlainObject(first.delta) || typeof first.delta.role === "string") return raw.wire;
     this.tap.report({ action: "normalized", code: "role_missing", message: "The first chunk carried no role; role: assistant was added." });
     const choices = [{ ...first, delta: { role: "assistant", ...first.delta } }, ...data.choices.slice(1)];
     return sseText({ ...data, choices }, raw.event?.event);
   }
 
-  private decide(out: string[], done: boolean): void {
+  private decide(out: WireEvent[], done: boolean): void {
     if (this.decided) return;
     this.decided = true;
     const calls = [...this.tap.ended.values()].sort((a, b) => a.index - b.index);
@@ -167,7 +167,7 @@ class OpenAIChatReencoder extends SseReencoder {
       calls.length === this.seenEntries.size &&
       calls.every((call) => decodedAsSent(call) && call.source === "delta" && !call.providerFields?.customToolInput);
     if (asSent) {
-      for (const held of this.held) out.push(this.roleChecked ? held.raw : this.reparsed(held.raw, (event, data) => this.withRole({ raw: held.raw, event }, data)));
+      for (const held of this.held) out.push(this.roleChecked ? held.wire : this.reparsed(held.wire, (raw, data) => this.withRole(raw, data)));
       this.held = [];
       if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
       return;
@@ -185,20 +185,23 @@ class OpenAIChatReencoder extends SseReencoder {
     };
     this.held.forEach((held, position) => {
       if (position === lastFinish) sendCalls();
-      const event = parseSseEvent(held.raw);
+      const event = parseSseEvent(wireText(held.wire));
       if (!event || !isPlainObject(event.data)) {
-        out.push(held.raw);
+        out.push(held.wire);
         return;
       }
       const stripped = this.strip(event.data, position === lastFinish, runnable.length);
-      if (stripped) out.push(this.withRole({ raw: sseText(stripped, event.event), event }, stripped));
+      if (stripped) {
+        const text = sseText(stripped, event.event);
+        out.push(this.withRole({ raw: text, wire: text, event }, stripped));
+      }
     });
     this.held = [];
     sendCalls();
     if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
   }
 
-  private addFinish(out: string[], reason: string): void {
+  private addFinish(out: WireEvent[], reason: string): void {
     out.push(sseText(this.chunk({}, reason)));
     this.tap.report({ action: "normalized", code: "finish_reason_missing", message: `The stream ended with [DONE] but no finish_reason; a chunk with finish_reason '${reason}' was added before [DONE].` });
   }
@@ -209,9 +212,10 @@ class OpenAIChatReencoder extends SseReencoder {
     return { ...(this.envelope ?? {}), choices: [{ index: 0, delta: delta0, finish_reason: finishReason }] };
   }
 
-  private reparsed(raw: string, fn: (event: ProviderEvent, data: Record<string, unknown>) => string): string {
+  private reparsed(wire: WireEvent, fn: (raw: RawSseEvent, data: Record<string, unknown>) => WireEvent): WireEvent {
+    const raw = wireText(wire);
     const event = parseSseEvent(raw);
-    return event && isPlainObject(event.data) ? fn(event, event.data) : raw;
+    return event && isPlainObject(event.data) ? fn({ raw, wire, event }, event.data) : wire;
   }
 
   /** A held chunk without its call fragments (null when nothing else is left in it). */

@@ -1,6 +1,6 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { sseComment, sseText, type RawSseEvent } from "./sse-events.js";
+import { holdWire, sseComment, sseText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
@@ -22,7 +22,7 @@ export function createOpenAIResponsesReencoder(options: DecoderOptions = {}): Re
 }
 
 interface HeldItem {
-  events: string[];
+  events: WireEvent[];
   item: Record<string, unknown>;
   outputIndex: number;
   /** Sequence numbers of the held events, reused by a rewrite. */
@@ -42,10 +42,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
     this.dropHeld("The stream ended before the call's output_item.done");
   }
 
-  protected handle(raw: RawSseEvent, out: string[]): void {
+  protected handle(raw: RawSseEvent, out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
-      out.push(raw.raw);
+      out.push(raw.wire);
       return;
     }
     this.tap.push(event);
@@ -54,19 +54,19 @@ class OpenAIResponsesReencoder extends SseReencoder {
       if (typeof data === "string" && data.trim() !== "") {
         out.push(sseComment(data));
         this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON was sent as an SSE comment, which clients skip." });
-      } else out.push(raw.raw);
+      } else out.push(raw.wire);
       return;
     }
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
     const outputIndex = typeof data.output_index === "number" ? data.output_index : null;
     const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
     if (type === "response.output_item.added" && outputIndex !== null && isPlainObject(data.item) && data.item.type === "function_call") {
-      this.held.set(outputIndex, { events: [raw.raw], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [] });
+      this.held.set(outputIndex, { events: [raw.wire], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [] });
       return;
     }
     const held = outputIndex !== null ? this.held.get(outputIndex) : undefined;
     if (held) {
-      held.events.push(raw.raw);
+      holdWire(held.events, raw.wire);
       if (sequence !== null) held.sequence.push(sequence);
       if (type === "response.output_item.done") {
         this.held.delete(outputIndex as number);
@@ -88,11 +88,16 @@ class OpenAIResponsesReencoder extends SseReencoder {
         return;
       }
     }
-    out.push(raw.raw);
+    out.push(raw.wire);
   }
 
-  private release(held: HeldItem, doneItem: Record<string, unknown>, out: string[]): void {
+  private release(held: HeldItem, doneItem: Record<string, unknown>, out: WireEvent[], waited = false): void {
     const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === held.outputIndex);
+    if (calls.length === 0 && !waited) {
+      // Closed with arguments that do not parse strictly: the decoder decides with the stop reason.
+      this.awaitVerdict(held.outputIndex, (_call, later) => this.release(held, doneItem, later, true));
+      return;
+    }
     const call = calls.length === 1 ? (calls[0] as ToolCall) : null;
     if (!call) {
       // A `parallel` wrapper (several calls from one item) or a call the decoder did not keep.

@@ -1,14 +1,39 @@
 import { framedEvent } from "../framing/framed-event.js";
 import { parseSseData } from "../framing/sse.js";
 import type { ProviderEvent } from "../types.js";
+import { concatBytes } from "../util/bytes.js";
 
 /**
- * One SSE event as it came off the wire: its exact text (blank line included), and what it
- * means. `event` is null for blocks that dispatch nothing (comments, keep-alives, stray blank
- * lines): they are forwarded as they are.
+ * Where an event's original bytes lie: `bytes[start..end)`. A range rather than a view, because a
+ * long call is many small events held at once, and ranges next to each other are forwarded as one
+ * view of the chunk they came in.
+ */
+export class WireBytes {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly start: number,
+    public end: number,
+  ) {}
+
+  view(): Uint8Array {
+    return this.bytes.subarray(this.start, this.end);
+  }
+}
+
+/**
+ * What is forwarded for an event: its original bytes when they are known exactly, else its text
+ * (re-encoded as UTF-8 on the way out). A re-encoder holds and forwards this, never a copy.
+ */
+export type WireEvent = string | WireBytes;
+
+/**
+ * One SSE event as it came off the wire: its exact text (blank line included), its original bytes
+ * as `wire` where they are known, and what it means. `event` is null for blocks that dispatch
+ * nothing (comments, keep-alives, stray blank lines): they are forwarded as they are.
  */
 export interface RawSseEvent {
   raw: string;
+  wire: WireEvent;
   event: ProviderEvent | null;
 }
 
@@ -18,12 +43,25 @@ const CR = 0x0d;
 /**
  * Splits an SSE body into its events without re-encoding them, so that an event nobody needs to
  * change can be forwarded as it came. The body is decoded as UTF-8 once, as a stream (a chunk may
- * end inside a character); forwarding the text re-encodes it to the same bytes (a body that is not
- * valid UTF-8 gets U+FFFD where any SSE client would see one too). Each character is looked at
- * once; text of an unfinished event is kept as the pieces it arrived in and joined once.
+ * end inside a character); each character is looked at once, and text of an unfinished event is
+ * kept as the pieces it arrived in and joined once.
+ *
+ * An event's `wire` is a view of the bytes it came in wherever they are known, so forwarding it is
+ * byte for byte and costs no encoding. They are found without mapping characters to bytes: an LF
+ * is one byte, is never part of another character and survives any replacement of bad bytes, so
+ * the n-th blank line of the text is the n-th LF LF of the bytes. Where that does not hold (CR line
+ * ends, text pushed as text) `wire` is the text, which re-encodes to the same bytes for valid UTF-8.
  */
 export class SseEventSplitter {
   private pending: string[] = [];
+  /**
+   * The bytes of the unfinished event so far: those of `pending`, and the start of a character the
+   * decoder still holds. Null when they are not known (the event is then forwarded as its text).
+   */
+  private pendingBytes: Uint8Array[] | null = [];
+  /** The chunk being split, and where in it the next event's bytes begin (-1: not known). */
+  private chunk: Uint8Array | null = null;
+  private byteStart = 0;
   /** Characters on the current line so far (terminator excluded). */
   private lineLength = 0;
   /** The previous character was a CR: an LF now belongs to the same terminator. */
@@ -33,11 +71,42 @@ export class SseEventSplitter {
   private readonly decoder = new TextDecoder();
 
   push(chunk: Uint8Array): RawSseEvent[] {
-    return this.pushText(this.decoder.decode(chunk, { stream: true }));
+    return this.splitChunk(this.decoder.decode(chunk, { stream: true }), chunk);
   }
 
+  /** Text instead of bytes: the events' `wire` is their text. */
   pushText(text: string): RawSseEvent[] {
+    return this.split(text);
+  }
+
+  /** The last event, if the body ended without its blank line. */
+  finish(): RawSseEvent[] {
+    // The decoder's flush turns a character cut at the end into U+FFFD; its bytes are pending already.
+    const rest = this.splitChunk(this.decoder.decode(), NO_BYTES);
+    this.boundaryAfterCR = false;
+    if (this.pending.length > 0) {
+      this.chunk = NO_BYTES;
+      this.byteStart = 0;
+      rest.push(this.take("", 0, 0, 0));
+      this.chunk = null;
+    }
+    return rest;
+  }
+
+  private splitChunk(text: string, chunk: Uint8Array): RawSseEvent[] {
+    this.chunk = chunk;
+    this.byteStart = 0;
+    try {
+      return this.split(text);
+    } finally {
+      this.chunk = null;
+    }
+  }
+
+  private split(text: string): RawSseEvent[] {
     if (!this.afterCR && !this.boundaryAfterCR && text.indexOf("\r") < 0) return this.pushLf(text);
+    // Blank lines here may end in CR, which the bytes would need a second walk to find.
+    this.byteStart = -1;
     const out: RawSseEvent[] = [];
     let start = 0;
     // Locals, not fields, in the loop: this runs once per character of the body.
@@ -56,11 +125,11 @@ export class SseEventSplitter {
         boundaryAfterCR = false;
         if (code === LF) {
           afterCR = false;
-          out.push(this.take(text, start, i + 1));
+          out.push(this.take(text, start, i + 1, -1));
           start = i + 1;
           continue;
         }
-        out.push(this.take(text, start, i));
+        out.push(this.take(text, start, i, -1));
         start = i;
       }
       if (code === LF) {
@@ -69,7 +138,7 @@ export class SseEventSplitter {
           continue;
         }
         if (lineLength === 0) {
-          out.push(this.take(text, start, i + 1));
+          out.push(this.take(text, start, i + 1, -1));
           start = i + 1;
         }
         lineLength = 0;
@@ -85,7 +154,7 @@ export class SseEventSplitter {
     this.lineLength = lineLength;
     this.afterCR = afterCR;
     this.boundaryAfterCR = boundaryAfterCR;
-    if (start < length) this.pending.push(start === 0 ? text : text.slice(start));
+    this.keep(text, start);
     return out;
   }
 
@@ -98,43 +167,101 @@ export class SseEventSplitter {
     const out: RawSseEvent[] = [];
     let start = 0;
     if (this.lineLength === 0 && text.charCodeAt(0) === LF) {
-      out.push(this.take(text, 0, 1));
+      out.push(this.take(text, 0, 1, this.chunk?.[0] === LF ? 1 : -1));
       start = 1;
     }
     for (;;) {
       const at = text.indexOf("\n\n", start);
       if (at < 0) break;
-      out.push(this.take(text, start, at + 2));
+      // Every character has at least one byte in this chunk, except that the first may be completed
+      // by bytes of the chunk before (a surrogate pair: two characters, one byte here), so the LF LF
+      // is no earlier than this.
+      out.push(this.take(text, start, at + 2, this.blankLineEnd(start === 0 ? Math.max(0, at - 1) : at - start)));
       start = at + 2;
     }
-    if (start < text.length) {
-      this.pending.push(start === 0 ? text : text.slice(start));
-      this.lineLength = text.charCodeAt(text.length - 1) === LF ? 0 : 1;
-    } else this.lineLength = 0;
+    if (start < text.length) this.lineLength = text.charCodeAt(text.length - 1) === LF ? 0 : 1;
+    else this.lineLength = 0;
+    this.keep(text, start);
     return out;
   }
 
-  /** The last event, if the body ended without its blank line. */
-  finish(): RawSseEvent[] {
-    const rest = this.pushText(this.decoder.decode());
-    this.boundaryAfterCR = false;
-    if (this.pending.length > 0) rest.push(this.take("", 0, 0));
-    return rest;
+  /** Where the first LF LF of the chunk's bytes at or after `byteStart + skip` ends (-1 when not known). */
+  private blankLineEnd(skip: number): number {
+    const chunk = this.chunk;
+    if (chunk === null || this.byteStart < 0) return -1;
+    let at = this.byteStart + skip;
+    for (;;) {
+      at = chunk.indexOf(LF, at);
+      if (at < 0 || at + 1 >= chunk.length) return -1;
+      if (chunk[at + 1] === LF) return at + 2;
+      at++;
+    }
   }
 
-  private take(text: string, start: number, end: number): RawSseEvent {
+  /** The chunk's text from `start` on (and bytes from `byteStart` on) belong to the next event. */
+  private keep(text: string, start: number): void {
+    if (start < text.length) this.pending.push(start === 0 ? text : text.slice(start));
+    if (this.pendingBytes === null) return;
+    const chunk = this.chunk;
+    if (chunk === null) {
+      if (start < text.length) this.pendingBytes = null;
+    } else if (this.byteStart < 0) this.pendingBytes = null;
+    else if (this.byteStart < chunk.length) this.pendingBytes.push(chunk.subarray(this.byteStart));
+  }
+
+  /** The event of the text up to `end` (and of the bytes up to `byteEnd`, -1 when not known). */
+  private take(text: string, start: number, end: number, byteEnd: number): RawSseEvent {
     let raw = text.slice(start, end);
     if (this.pending.length > 0) {
       this.pending.push(raw);
       raw = this.pending.join("");
       this.pending = [];
     }
-    return { raw, event: parseSseEvent(raw) };
+    let bytes: WireBytes | null = null;
+    const chunk = this.chunk;
+    if (chunk !== null && this.byteStart >= 0 && byteEnd >= 0 && this.pendingBytes !== null) {
+      if (this.pendingBytes.length === 0) bytes = new WireBytes(chunk, this.byteStart, byteEnd);
+      else {
+        const joined = concatBytes([...this.pendingBytes, chunk.subarray(this.byteStart, byteEnd)]);
+        bytes = new WireBytes(joined, 0, joined.length);
+      }
+    }
+    this.byteStart = byteEnd;
+    this.pendingBytes = [];
+    return { raw, wire: bytes ?? raw, event: parseSseEvent(raw) };
   }
 }
 
+const NO_BYTES = new Uint8Array(0);
+
 /** The event an SSE block dispatches (WHATWG rules: `data` lines joined by LF), or null. */
 export function parseSseEvent(text: string): ProviderEvent | null {
+  return parseSimpleEvent(text) ?? parseAnyEvent(text);
+}
+
+/**
+ * The shape nearly every provider sends, `[event: NAME\n]data: PAYLOAD\n\n`, read without
+ * walking its lines; null for anything else (which the general reader handles).
+ */
+function parseSimpleEvent(text: string): ProviderEvent | null {
+  const end = text.length - 2;
+  if (end < 6 || text.charCodeAt(end) !== LF || text.charCodeAt(end + 1) !== LF) return null;
+  let name: string | undefined;
+  let dataStart = 0;
+  if (text.startsWith("event: ")) {
+    const nameEnd = text.indexOf("\n", 7);
+    if (nameEnd <= 7) return null;
+    name = text.slice(7, nameEnd);
+    dataStart = nameEnd + 1;
+  }
+  if (!text.startsWith("data: ", dataStart)) return null;
+  const payloadStart = dataStart + 6;
+  if (text.indexOf("\n", payloadStart) !== end || text.indexOf("\r") >= 0) return null;
+  const data = text.slice(payloadStart, end);
+  return framedEvent(parseSseData(data), name, data.length);
+}
+
+function parseAnyEvent(text: string): ProviderEvent | null {
   let data: string | null = null;
   let name: string | undefined;
   let position = 0;
@@ -172,9 +299,62 @@ export function sseComment(text: string): string {
   return `: ${text.replace(/[\r\n]+/g, " ")}\n\n`;
 }
 
-/** The text released by one push, as one chunk of bytes (none when nothing was released). */
-export function encodeOut(pieces: readonly string[]): Uint8Array[] {
-  if (pieces.length === 0) return [];
-  const text = pieces.length === 1 ? (pieces[0] as string) : pieces.join("");
-  return text.length === 0 ? [] : [encoder.encode(text)];
+/**
+ * What one push released, as one chunk of bytes (none when nothing was released). Original bytes
+ * that lie next to each other in the same chunk are forwarded as one view, without a copy.
+ */
+export function encodeOut(pieces: readonly WireEvent[]): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let text = "";
+  let run: WireBytes | null = null;
+  let runEnd = 0;
+  const endRun = (): void => {
+    if (run !== null && runEnd > run.start) parts.push(run.bytes.subarray(run.start, runEnd));
+    run = null;
+  };
+  for (const piece of pieces) {
+    if (typeof piece === "string") {
+      if (run !== null) endRun();
+      text += piece;
+      continue;
+    }
+    if (text !== "") {
+      parts.push(encoder.encode(text));
+      text = "";
+    }
+    if (run !== null && run.bytes === piece.bytes && runEnd === piece.start) {
+      runEnd = piece.end;
+      continue;
+    }
+    endRun();
+    run = piece;
+    runEnd = piece.end;
+  }
+  endRun();
+  if (text !== "") parts.push(encoder.encode(text));
+  return parts.length <= 1 ? parts : [concatBytes(parts)];
+}
+
+/**
+ * Appends an event to a list of held events, as one range with the event before it when their
+ * bytes are next to each other: a call of many deltas is then held as a few ranges.
+ */
+export function holdWire(list: WireEvent[], wire: WireEvent): void {
+  const last = list[list.length - 1];
+  if (typeof wire !== "string" && last !== undefined && typeof last !== "string" && last.bytes === wire.bytes && last.end === wire.start) {
+    // The list owns what it holds: an event's range is the splitter's fresh object, used once.
+    last.end = wire.end;
+    return;
+  }
+  list.push(wire);
+}
+
+/** The decoded text of a held event (to read it again on a rare rewrite path). */
+export function wireText(wire: WireEvent): string {
+  return typeof wire === "string" ? wire : new TextDecoder().decode(wire.view());
+}
+
+/** The bytes that forwarding an event sends. */
+export function wireBytes(wire: WireEvent): Uint8Array {
+  return typeof wire === "string" ? encoder.encode(wire) : wire.view();
 }

@@ -1,18 +1,37 @@
 import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
+import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap } from "./common.js";
-import { encodeOut, SseEventSplitter, type RawSseEvent } from "./sse-events.js";
+import { encodeOut, SseEventSplitter, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
+
+/** A closed call whose verdict the decoder gives with the stop reason, and what to do then. */
+interface Waiting {
+  providerIndex: number;
+  /** Position in the tap's log from which the call's end is looked for. */
+  since: number;
+  resume: (call: ToolCall | undefined, out: WireEvent[]) => void;
+}
+
+const NO_CALLS: ToolCall[] = [];
 
 /**
  * What every SSE re-encoder shares: the body is split into events, each is decoded on a tap and
  * handed to the protocol's `handle`, which writes what can be forwarded now; at the end the
  * protocol decides what it still holds. The protocols differ only in `handle` and `endHeld`.
+ *
+ * A call closed with arguments that do not parse strictly is decided by the decoder only with the
+ * stop reason (invalid, repaired, or cut by max_tokens): `awaitVerdict` holds it, and the events
+ * after it are decoded at once but handled in order once the verdict is in, since whether the call
+ * is delivered changes how they are numbered.
  */
 export abstract class SseReencoder implements Reencoder {
   private readonly splitter = new SseEventSplitter();
   protected readonly tap: DecoderTap;
   private ended = false;
+  private waiting: Waiting | null = null;
+  private backlog: Array<{ raw: RawSseEvent; ended: ToolCall[]; logAt: number }> = [];
+  /** While a backlog event is handled again: the tap's log length right after it was decoded. */
+  private replayLogAt: number | null = null;
 
   protected constructor(
     readonly provider: ProviderName,
@@ -30,24 +49,72 @@ export abstract class SseReencoder implements Reencoder {
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
-    const out: string[] = [];
-    for (const event of this.splitter.push(chunk)) this.handle(event, out);
+    const out: WireEvent[] = [];
+    for (const event of this.splitter.push(chunk)) this.next(event, out);
     return encodeOut(out);
   }
 
   end(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
-    const out: string[] = [];
-    for (const event of this.splitter.finish()) this.handle(event, out);
+    const out: WireEvent[] = [];
+    for (const event of this.splitter.finish()) this.next(event, out);
     this.tap.end();
+    this.settle(out, true);
     this.endHeld(out);
     return encodeOut(out);
   }
 
-  /** One event of the body: write to `out` what is forwarded now. */
-  protected abstract handle(raw: RawSseEvent, out: string[]): void;
+  /** One event of the body: write to `out` what is forwarded now (`raw.wire` for the event as it came). */
+  protected abstract handle(raw: RawSseEvent, out: WireEvent[]): void;
 
   /** The body ended: decide every call still held (write what is released to `out`). */
-  protected abstract endHeld(out: string[]): void;
+  protected abstract endHeld(out: WireEvent[]): void;
+
+  /**
+   * Called from `handle` for a held call that closed without the decoder ending it: `resume` gets
+   * the call once the decoder ends it (undefined if it never does: a call it did not keep).
+   */
+  protected awaitVerdict(providerIndex: number, resume: Waiting["resume"]): void {
+    this.waiting = { providerIndex, since: this.replayLogAt ?? this.tap.log.length, resume };
+  }
+
+  private next(raw: RawSseEvent, out: WireEvent[]): void {
+    if (this.waiting === null) {
+      this.handle(raw, out);
+      return;
+    }
+    const ended = raw.event === null ? NO_CALLS : this.tap.push(raw.event);
+    this.backlog.push({ raw, ended, logAt: this.tap.log.length });
+    this.settle(out, false);
+  }
+
+  /** Resumes the waiting call once its verdict is in, then handles the events behind it. */
+  private settle(out: WireEvent[], atEnd: boolean): void {
+    while (this.waiting !== null) {
+      const waiting = this.waiting;
+      const call = this.tap.endedSince(waiting.since, waiting.providerIndex);
+      if (call === undefined && !atEnd) return;
+      this.waiting = null;
+      waiting.resume(call, out);
+      const backlog = this.backlog;
+      this.backlog = [];
+      for (let i = 0; i < backlog.length; i++) {
+        const item = backlog[i] as (typeof backlog)[number];
+        if (this.waiting !== null) {
+          // Another call waits now: the rest is its backlog (decoded already).
+          this.backlog.push(item);
+          continue;
+        }
+        this.tap.replay = item.raw.event === null ? null : item.ended;
+        this.replayLogAt = item.logAt;
+        try {
+          this.handle(item.raw, out);
+        } finally {
+          this.tap.replay = null;
+          this.replayLogAt = null;
+        }
+      }
+    }
+  }
 }

@@ -3,6 +3,7 @@ import { defaultFraming, type FramingName } from "../framing/framer.js";
 import { isPlainObject } from "../json/equal.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { stringifyJson } from "./values.js";
+import { concatBytes } from "../util/bytes.js";
 
 /**
  * Provider events back to the bytes a server would send, with the freedoms each framing allows
@@ -170,17 +171,7 @@ export function framingsFor(provider: ProviderName): FramingName[] {
   return [defaultFraming(provider)];
 }
 
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
+export { concatBytes };
 
 /** Splits bytes at the given offsets (taken modulo length + 1, deduplicated, sorted). */
 export function splitBytes(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {

@@ -65,4 +65,23 @@ describe("Responses re-encoding", () => {
     expect(completed).toContain(ids[1] as string);
     expect(again.toolCalls.every((c) => c.repairs.length === 0)).toBe(true);
   });
+
+  it("withholds a closed call whose arguments are not JSON, decided when the response ends", () => {
+    const bad = '{"command" "ls"}';
+    const stream = [
+      ev("response.created", { response: { id: "resp_1", status: "in_progress", output: [] } }),
+      ...call(0, "fc_1", "call_1", bad),
+      ...call(1, "fc_2", "call_2", '{"command":"pwd"}'),
+      ev("response.completed", { response: { id: "resp_1", status: "completed", output: [fnItem("fc_1", "call_1", "shell", bad), fnItem("fc_2", "call_2", "shell", '{"command":"pwd"}')] } }),
+    ];
+    const body = encoder.encode(sseBody("openai-responses", stream));
+    expect(decodeBytes("openai-responses", body).toolCalls.map((c) => c.error?.code ?? null)).toEqual(["invalid_json", null]);
+    for (const sizes of [[body.length], [9]]) {
+      const { output, reencoder } = reencode("openai-responses", body, sizes);
+      const again = decodeBytes("openai-responses", output);
+      expect(again.toolCalls.map((c) => [c.id, c.arguments])).toEqual([["call_2", { command: "pwd" }]]);
+      expect(new TextDecoder().decode(output)).not.toContain("fc_1");
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "invalid_json" }));
+    }
+  });
 });

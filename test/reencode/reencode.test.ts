@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SseEventSplitter } from "../../src/reencode/sse-events.js";
+import { SseEventSplitter, wireBytes } from "../../src/reencode/sse-events.js";
+import { concatBytes } from "../../src/util/bytes.js";
 import type { ProviderName } from "../../src/types.js";
 import { testdataFiles } from "../helpers/testdata.js";
 import { decodeBytes, reencode, sseBody } from "./support.js";
@@ -41,6 +42,59 @@ describe("SSE event splitter", () => {
   });
 });
 
+describe("SSE event splitter: the bytes of each event", () => {
+  const pieces = fc.oneof(
+    fc.constantFrom("data: ", "event: x\n", "\n", "\n\n", "\r\n", "\r", ": ping\n\n", "{\"a\":1}", "é", "✓", "😀", "中文"),
+    fc.string({ maxLength: 6 }),
+  );
+  const badBytes = fc.constantFrom([0x80], [0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xff], [0xef, 0xbb, 0xbf]);
+
+  /** Splits `bytes` after every `sizes[i % n]` bytes and collects the events. */
+  function split(bytes: Uint8Array, sizes: readonly number[]) {
+    const splitter = new SseEventSplitter();
+    const out = [];
+    let offset = 0;
+    let turn = 0;
+    while (offset < bytes.length) {
+      const size = sizes[turn++ % sizes.length] as number;
+      out.push(...splitter.push(bytes.subarray(offset, offset + size)));
+      offset += size;
+    }
+    out.push(...splitter.finish());
+    return out;
+  }
+
+  it("forwards valid UTF-8 as the very bytes that came, wherever the chunks cut characters", () => {
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 24 }), fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }), (parts, sizes) => {
+        const bytes = encoder.encode(parts.join(""));
+        const out = split(bytes, sizes);
+        const forwarded = concatBytes(out.map((event) => wireBytes(event.wire)));
+        expect(forwarded).toEqual(bytes);
+      }),
+    );
+  });
+
+  it("gives each event the bytes its text was decoded from, bad bytes included", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pieces.map((piece) => [...encoder.encode(piece)]), badBytes), { maxLength: 24 }), fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }), (parts, sizes) => {
+        const bytes = Uint8Array.from(parts.flat());
+        const out = split(bytes, sizes);
+        const known = out.filter((event) => typeof event.wire !== "string");
+        for (const event of known) expect(new TextDecoder().decode(wireBytes(event.wire))).toBe(event.raw.replace(/^\ufeff/, ""));
+        // Where every event's bytes are known, they are the body itself.
+        if (known.length === out.length) expect(concatBytes(known.map((event) => wireBytes(event.wire)))).toEqual(bytes);
+      }),
+    );
+  });
+
+  it("knows the bytes of every event of an LF stream, even cut inside characters", () => {
+    const text = 'event: a\ndata: {"t":"é✓😀 中文"}\n\n'.repeat(5);
+    const out = split(encoder.encode(text), [1, 2, 3]);
+    expect(out.every((event) => typeof event.wire !== "string")).toBe(true);
+  });
+});
+
 describe.each(cases.map((c) => [c.key, c] as const))("re-encoding %s", (_key, { provider, events }) => {
   const body = encoder.encode(sseBody(provider, events));
   const original = decodeBytes(provider, body);
@@ -74,5 +128,62 @@ describe.each(cases.map((c) => [c.key, c] as const))("re-encoding %s", (_key, { 
 
   it("gives the same bytes however the body is chunked", () => {
     expect(reencode(provider, body, [1, 3, 17]).output).toEqual(output);
+  });
+});
+
+describe("Anthropic: blocks after a withheld call", () => {
+  it("move down by one, every held delta of the next call with them, in any chunking", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const events = [
+      a.messageStart(),
+      a.toolStart(0, "toolu_bad", "broken", {}),
+      a.json(0, '{"path":'),
+      a.stop(0),
+      a.toolStart(1, "toolu_good", "read", {}),
+      a.json(1, '{"path":"é✓ '),
+      a.json(1, 'src/a.ts",'),
+      a.json(1, '"n":1}'),
+      a.stop(1),
+      a.messageDelta("tool_use"),
+      a.messageStop(),
+    ];
+    const body = encoder.encode(sseBody("anthropic", events));
+    for (const sizes of [[body.length], [1], [7, 3], [64]]) {
+      const { output, reencoder } = reencode("anthropic", body, sizes);
+      const again = decodeBytes("anthropic", output);
+      expect(again.toolCalls.map((call) => [call.id, call.name, call.arguments, call.providerIndex])).toEqual([["toolu_good", "read", { path: "é✓ src/a.ts", n: 1 }, 0]]);
+      expect(again.toolCalls[0]).toMatchObject({ complete: true, repairs: [] });
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", id: "toolu_bad" }));
+    }
+  });
+
+  it("decides a closed call whose arguments need a repair by the stop reason: repaired when the turn ended, withheld when it hit max_tokens", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const turn = (stop: string) => [
+      a.messageStart(),
+      a.toolStart(0, "toolu_1", "read", {}),
+      a.json(0, '{"path":"a.ts",'),
+      a.json(0, "}"),
+      a.stop(0),
+      a.textStart(1),
+      a.text(1, "done"),
+      a.stop(1),
+      a.messageDelta(stop),
+      a.messageStop(),
+    ];
+    for (const sizes of [[100000], [5]]) {
+      const ended = reencode("anthropic", encoder.encode(sseBody("anthropic", turn("tool_use"))), sizes);
+      const delivered = decodeBytes("anthropic", ended.output);
+      expect(delivered.toolCalls.map((call) => [call.id, call.arguments, call.repairs])).toEqual([["toolu_1", { path: "a.ts" }, []]]);
+      expect(delivered.text).toBe("done");
+      expect(ended.reencoder.repairs).toContainEqual(expect.objectContaining({ action: "rewritten", id: "toolu_1" }));
+
+      const cut = reencode("anthropic", encoder.encode(sseBody("anthropic", turn("max_tokens"))), sizes);
+      const withheld = decodeBytes("anthropic", cut.output);
+      expect(withheld.toolCalls).toEqual([]);
+      expect(withheld.text).toBe("done");
+      expect(withheld.blocks.map((block) => block.type)).toEqual(["text"]);
+      expect(cut.reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "truncated", id: "toolu_1" }));
+    }
   });
 });

@@ -3,6 +3,7 @@ import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { readBedrockEvent } from "../providers/bedrock.js";
 import { numberField, stringField } from "../providers/fields.js";
 import { createDecoder } from "../providers/registry.js";
+import { concatBytes } from "../util/bytes.js";
 import type { DecodedTurn, DecoderOptions, Diagnostic, ProviderEvent, ToolCall } from "../types.js";
 import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import type { Reencoder, RepairReport } from "./types.js";
@@ -478,14 +479,5 @@ export function corruptFrameDiagnostic(error: EventStreamError): Diagnostic {
 
 /** The pieces as one chunk (one enqueue per push downstream), always a copy: pieces may be views of the splitter's buffer. */
 export function joined(parts: Uint8Array[]): Uint8Array[] {
-  if (parts.length === 0) return parts;
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return [out];
+  return parts.length === 0 ? parts : [concatBytes(parts)];
 }

@@ -1,6 +1,6 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import { parseSseEvent, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
+import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
@@ -33,19 +33,17 @@ export function createOpenAIChatReencoder(options: DecoderOptions = {}): Reencod
   return new OpenAIChatReencoder(options);
 }
 
-interface Held {
-  /** The chunk as it came only: parsed again in the (rarer) rewrite path rather than kept parsed. */
-  wire: WireEvent;
-  finish: boolean;
-}
-
 const ENVELOPE_KEYS = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
 
 class OpenAIChatReencoder extends SseReencoder {
   private envelope: Record<string, unknown> | null = null;
   private roleChecked = false;
   private holding = false;
-  private held: Held[] = [];
+  /**
+   * The held chunks as they came, neighbours as one range: read again (split into chunks and
+   * parsed) only on the rarer paths that change them.
+   */
+  private held: WireEvent[] = [];
   private finishes = 0;
   private decided = false;
   private errored = false;
@@ -113,7 +111,7 @@ class OpenAIChatReencoder extends SseReencoder {
     if (finish) this.finishes++;
     if (calls) this.holding = true;
     if (this.holding && !this.decided && (calls || finish || !text)) {
-      this.held.push({ wire: raw.wire, finish });
+      holdWire(this.held, raw.wire);
       return;
     }
     out.push(this.withRole(raw, data));
@@ -167,15 +165,17 @@ class OpenAIChatReencoder extends SseReencoder {
       calls.length === this.seenEntries.size &&
       calls.every((call) => decodedAsSent(call) && call.source === "delta" && !call.providerFields?.customToolInput);
     if (asSent) {
-      for (const held of this.held) out.push(this.roleChecked ? held.wire : this.reparsed(held.wire, (raw, data) => this.withRole(raw, data)));
+      if (this.roleChecked) for (const held of this.held) out.push(held);
+      else for (const event of this.heldEvents()) out.push(isPlainObject(event.event?.data) ? this.withRole(event, event.event.data) : event.wire);
       this.held = [];
       if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
       return;
     }
     for (const call of runnable) this.tap.rewritten(call);
     let lastFinish = -1;
-    this.held.forEach((held, position) => {
-      if (held.finish) lastFinish = position;
+    const held = this.heldEvents();
+    held.forEach((event, position) => {
+      if (carriesFinish(event.event?.data)) lastFinish = position;
     });
     let sent = false;
     const sendCalls = (): void => {
@@ -183,11 +183,10 @@ class OpenAIChatReencoder extends SseReencoder {
       sent = true;
       runnable.forEach((call, index) => out.push(sseText(this.chunk({ tool_calls: [callEntry(call, index)] }, null))));
     };
-    this.held.forEach((held, position) => {
+    held.forEach(({ wire, event }, position) => {
       if (position === lastFinish) sendCalls();
-      const event = parseSseEvent(wireText(held.wire));
       if (!event || !isPlainObject(event.data)) {
-        out.push(held.wire);
+        out.push(wire);
         return;
       }
       const stripped = this.strip(event.data, position === lastFinish, runnable.length);
@@ -212,10 +211,13 @@ class OpenAIChatReencoder extends SseReencoder {
     return { ...(this.envelope ?? {}), choices: [{ index: 0, delta: delta0, finish_reason: finishReason }] };
   }
 
-  private reparsed(wire: WireEvent, fn: (raw: RawSseEvent, data: Record<string, unknown>) => WireEvent): WireEvent {
-    const raw = wireText(wire);
-    const event = parseSseEvent(raw);
-    return event && isPlainObject(event.data) ? fn({ raw, wire, event }, event.data) : wire;
+  /** The held chunks one by one, read again from what was held. */
+  private heldEvents(): RawSseEvent[] {
+    const splitter = new SseEventSplitter();
+    const events: RawSseEvent[] = [];
+    for (const held of this.held) events.push(...splitter.pushText(wireText(held)));
+    events.push(...splitter.finish());
+    return events;
   }
 
   /** A held chunk without its call fragments (null when nothing else is left in it). */
@@ -240,6 +242,11 @@ class OpenAIChatReencoder extends SseReencoder {
     });
     return keep ? { ...data, ...(stripped ? { choices: stripped } : {}) } : null;
   }
+}
+
+function carriesFinish(data: unknown): boolean {
+  if (!isPlainObject(data) || !Array.isArray(data.choices)) return false;
+  return data.choices.some((choice) => isPlainObject(choice) && typeof choice.finish_reason === "string" && choice.finish_reason !== "");
 }
 
 function hasText(delta: Record<string, unknown>): boolean {

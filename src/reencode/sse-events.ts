@@ -62,6 +62,9 @@ export class SseEventSplitter {
   /** The chunk being split, and where in it the next event's bytes begin (-1: not known). */
   private chunk: Uint8Array | null = null;
   private byteStart = 0;
+  /** The text being split, and all pending text, has no CR (the LF-only path). */
+  private lfOnly = true;
+  private pendingLfOnly = true;
   /** Characters on the current line so far (terminator excluded). */
   private lineLength = 0;
   /** The previous character was a CR: an LF now belongs to the same terminator. */
@@ -104,7 +107,11 @@ export class SseEventSplitter {
   }
 
   private split(text: string): RawSseEvent[] {
-    if (!this.afterCR && !this.boundaryAfterCR && text.indexOf("\r") < 0) return this.pushLf(text);
+    if (!this.afterCR && !this.boundaryAfterCR && text.indexOf("\r") < 0) {
+      this.lfOnly = true;
+      return this.pushLf(text);
+    }
+    this.lfOnly = false;
     // Blank lines here may end in CR, which the bytes would need a second walk to find.
     this.byteStart = -1;
     const out: RawSseEvent[] = [];
@@ -200,7 +207,10 @@ export class SseEventSplitter {
 
   /** The chunk's text from `start` on (and bytes from `byteStart` on) belong to the next event. */
   private keep(text: string, start: number): void {
-    if (start < text.length) this.pending.push(start === 0 ? text : text.slice(start));
+    if (start < text.length) {
+      this.pending.push(start === 0 ? text : text.slice(start));
+      if (!this.lfOnly) this.pendingLfOnly = false;
+    }
     if (this.pendingBytes === null) return;
     const chunk = this.chunk;
     if (chunk === null) {
@@ -212,11 +222,13 @@ export class SseEventSplitter {
   /** The event of the text up to `end` (and of the bytes up to `byteEnd`, -1 when not known). */
   private take(text: string, start: number, end: number, byteEnd: number): RawSseEvent {
     let raw = text.slice(start, end);
+    const lfOnly = this.lfOnly && this.pendingLfOnly;
     if (this.pending.length > 0) {
       this.pending.push(raw);
       raw = this.pending.join("");
       this.pending = [];
     }
+    this.pendingLfOnly = true;
     let bytes: WireBytes | null = null;
     const chunk = this.chunk;
     if (chunk !== null && this.byteStart >= 0 && byteEnd >= 0 && this.pendingBytes !== null) {
@@ -228,7 +240,7 @@ export class SseEventSplitter {
     }
     this.byteStart = byteEnd;
     this.pendingBytes = [];
-    return { raw, wire: bytes ?? raw, event: parseSseEvent(raw) };
+    return { raw, wire: bytes ?? raw, event: lfOnly ? (parseSimpleEvent(raw, false) ?? parseAnyEvent(raw)) : parseSseEvent(raw) };
   }
 }
 
@@ -236,14 +248,15 @@ const NO_BYTES = new Uint8Array(0);
 
 /** The event an SSE block dispatches (WHATWG rules: `data` lines joined by LF), or null. */
 export function parseSseEvent(text: string): ProviderEvent | null {
-  return parseSimpleEvent(text) ?? parseAnyEvent(text);
+  return parseSimpleEvent(text, true) ?? parseAnyEvent(text);
 }
 
 /**
  * The shape nearly every provider sends, `[event: NAME\n]data: PAYLOAD\n\n`, read without
- * walking its lines; null for anything else (which the general reader handles).
+ * walking its lines; null for anything else (which the general reader handles). The splitter
+ * says when the text cannot hold a CR, which spares a scan.
  */
-function parseSimpleEvent(text: string): ProviderEvent | null {
+function parseSimpleEvent(text: string, mayHaveCR: boolean): ProviderEvent | null {
   const end = text.length - 2;
   if (end < 6 || text.charCodeAt(end) !== LF || text.charCodeAt(end + 1) !== LF) return null;
   let name: string | undefined;
@@ -256,7 +269,7 @@ function parseSimpleEvent(text: string): ProviderEvent | null {
   }
   if (!text.startsWith("data: ", dataStart)) return null;
   const payloadStart = dataStart + 6;
-  if (text.indexOf("\n", payloadStart) !== end || text.indexOf("\r") >= 0) return null;
+  if (text.indexOf("\n", payloadStart) !== end || (mayHaveCR && text.indexOf("\r") >= 0)) return null;
   const data = text.slice(payloadStart, end);
   return framedEvent(parseSseData(data), name, data.length);
 }

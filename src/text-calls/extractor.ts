@@ -50,6 +50,29 @@ function markerEnabled(marker: Marker, syntaxes: ReadonlySet<TextCallSyntaxName>
   return syntaxes.has(marker.syntax);
 }
 
+interface MarkerTable {
+  markers: readonly Marker[];
+  firstChars: string;
+  pairCodes: readonly number[];
+}
+
+/** Per set of syntaxes (resolved options share theirs): built once, not for every text block. */
+const markerTables = new WeakMap<ReadonlySet<TextCallSyntaxName>, MarkerTable>();
+
+function markerTableFor(syntaxes: ReadonlySet<TextCallSyntaxName>): MarkerTable {
+  let table = markerTables.get(syntaxes);
+  if (!table) {
+    const markers = MARKERS.filter((marker) => markerEnabled(marker, syntaxes));
+    table = {
+      markers,
+      firstChars: [...new Set(markers.map((m) => m.literal[0] as string))].join(""),
+      pairCodes: [...new Set(markers.map((m) => m.literal.charCodeAt(0) * 65536 + m.literal.charCodeAt(1)))],
+    };
+    markerTables.set(syntaxes, table);
+  }
+  return table;
+}
+
 /** The longest marker: no more than this many characters of plain text are ever held back. */
 export const LONGEST_MARKER = Math.max(...MARKERS.map((m) => m.literal.length));
 
@@ -81,10 +104,11 @@ export class TextCallExtractor implements ParseContext {
     private readonly options: ResolvedTextCallOptions,
     private readonly sink: TextCallSink,
   ) {
-    this.markers = MARKERS.filter((marker) => markerEnabled(marker, options.syntaxes));
-    this.firstChars = [...new Set(this.markers.map((m) => m.literal[0] as string))].join("");
-    this.usualFirstChars = this.firstChars === "<[";
-    this.pairCodes = [...new Set(this.markers.map((m) => m.literal.charCodeAt(0) * 65536 + m.literal.charCodeAt(1)))];
+    const table = markerTableFor(options.syntaxes);
+    this.markers = table.markers;
+    this.firstChars = table.firstChars;
+    this.usualFirstChars = table.firstChars === "<[";
+    this.pairCodes = table.pairCodes;
   }
 
   /** Calls this extractor opened so far. */

@@ -91,6 +91,14 @@ function paramKindsOf(schema: unknown): Map<string, ParamKind> {
 /** Validates and normalizes a `textCalls` setting; null when it is absent (extraction off). */
 export function resolveTextCallOptions(setting: TextCallSetting | undefined | null): ResolvedTextCallOptions | null {
   if (setting === undefined || setting === null) return null;
+  // The usual setting, resolved once: every decoder of every turn would otherwise rebuild it.
+  if (setting === "auto") return (resolvedAuto ??= resolveSetting("auto"));
+  return resolveSetting(setting);
+}
+
+let resolvedAuto: ResolvedTextCallOptions | null = null;
+
+function resolveSetting(setting: TextCallSetting): ResolvedTextCallOptions {
   const options: TextCallOptions = setting === "auto" || Array.isArray(setting) ? { syntaxes: setting as "auto" | readonly TextCallSyntaxName[] } : (setting as TextCallOptions);
   if (!isRecord(options)) throw new TextCallOptionsError(`textCalls must be "auto", a list of syntax names or an options object; got ${JSON.stringify(setting)}.`);
   const requested = options.syntaxes ?? "auto";

@@ -2,7 +2,7 @@ import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
-import { createGeminiReencoder, createReencoder, createReencodingStream } from "../reencode/index.js";
+import { createBedrockInvokeReencoder, createGeminiReencoder, createReencoder, createReencodingStream } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
@@ -61,8 +61,9 @@ export interface RepairingFetchOptions {
  * own format. A provider error that a repair can fix is recovered once: a llama.cpp grammar error
  * strips the keywords it names and resends, an Anthropic "tool_use ids were found without
  * tool_result blocks" repairs the history and resends; any other error is returned as it came and
- * reported with its classification. Streamed Anthropic, Chat Completions, Responses, Ollama and Gemini bodies are
- * re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
+ * reported with its classification. Streamed Anthropic (also Claude on Bedrock,
+ * `invoke-with-response-stream`), Chat Completions, Responses, Ollama, Bedrock ConverseStream and
+ * Gemini bodies are re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
  * Everything else passes through untouched; so do headers, keys included, which are never read.
  */
 export function createRepairingFetch(options: RepairingFetchOptions = {}): FetchLike {
@@ -93,6 +94,24 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     }
     const target = configuredTarget ?? targetOf(url, route.provider);
     let outgoing = text;
+    if (body && isSigned(input, init)) {
+      // AWS SigV4 signs the body's hash: an edited body is a request the provider refuses. Tell
+      // what would have been repaired, send the request as it was signed, and do not retry.
+      const found: RepairReport[] = [];
+      const copy = structuredClone(body);
+      if (enabled.schemas && target) sanitizeTools(copy, route.provider, target, found);
+      if (enabled.history && route.history) repairRequestHistory(copy, route.history, options.historyPolicy ?? {}, found);
+      if (found.length > 0) {
+        report({
+          stage: "request",
+          action: "classified",
+          code: "signed_request",
+          provider: route.provider,
+          message: `The request is signed (AWS SigV4), so its body was sent unchanged; these repairs would apply: ${[...new Set(found.map((entry) => entry.code))].join(", ")}. Repair the request before it is signed (e.g. toolwire/history), or use a Bedrock API key (bearer token), which does not sign the body.`,
+        });
+      }
+      body = null;
+    }
     if (body) {
       const found: RepairReport[] = [];
       let changed = false;
@@ -123,9 +142,19 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     }
     const contentType = response.headers.get("content-type") ?? "";
     // Gemini streams without `alt=sse` as one JSON array (`application/json`).
-    const streamed = contentType.includes("text/event-stream") || (route.provider === "ollama" && contentType.includes("ndjson")) || (route.provider === "gemini" && contentType.includes("json"));
+    const streamed =
+      contentType.includes("text/event-stream") ||
+      (route.provider === "ollama" && contentType.includes("ndjson")) ||
+      (route.provider === "gemini" && contentType.includes("json")) ||
+      ((route.provider === "bedrock" || route.provider === "anthropic") && contentType.includes("application/vnd.amazon.eventstream"));
     if (!enabled.responses || !route.reencode || !streamed || !response.body) return response;
-    const reencoder = route.provider === "gemini" ? createGeminiReencoder({ ...options.decoder, addMissingIds: !isVertexUrl(url) }) : createReencoder(route.provider, options.decoder);
+    // Claude on Bedrock: Messages events inside the binary event stream's chunk frames.
+    const invokeStream = route.provider === "anthropic" && contentType.includes("application/vnd.amazon.eventstream");
+    const reencoder = invokeStream
+      ? createBedrockInvokeReencoder(options.decoder)
+      : route.provider === "gemini"
+        ? createGeminiReencoder({ ...options.decoder, addMissingIds: !isVertexUrl(url) })
+        : createReencoder(route.provider, options.decoder);
     const stream = response.body.pipeThrough(
       createReencodingStream(reencoder, (done) => {
         for (const entry of done.repairs) options.onRepair?.(entry);
@@ -156,6 +185,12 @@ function recover(classification: ProviderErrorClassification, body: Record<strin
     return { body: copy, reports };
   }
   return null;
+}
+
+/** Whether the request carries an AWS SigV4 signature (which covers the body). */
+function isSigned(input: RequestInfo | URL, init: RequestInit | undefined): boolean {
+  const headers = new Headers(init?.headers ?? (typeof Request !== "undefined" && input instanceof Request ? input.headers : undefined));
+  return (headers.get("authorization") ?? "").startsWith("AWS4-HMAC-SHA256") || headers.has("x-amz-content-sha256");
 }
 
 async function requestText(input: RequestInfo | URL, init: RequestInit | undefined): Promise<string | null> {

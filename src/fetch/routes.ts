@@ -13,8 +13,9 @@ export interface Route {
 
 /**
  * The protocol of a request from its path (any base path): the routes `toolwire serve` answers.
- * Claude on Bedrock (`invoke-with-response-stream`) speaks Messages in an AWS event stream: its
- * history is repaired, its stream passes through.
+ * Bedrock `converse-stream` bodies (binary AWS event stream) are re-encoded. Claude on Bedrock
+ * (`invoke-with-response-stream`) speaks Messages in an AWS event stream: its history is repaired
+ * as Anthropic's, its stream re-encoded by the Anthropic re-encoder inside its `chunk` frames.
  */
 export function routeOf(url: string): Route | null {
   let path: string;
@@ -29,8 +30,8 @@ export function routeOf(url: string): Route | null {
   // Only the streamed form is re-encoded; `:generateContent` answers with one JSON object.
   if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", history: "gemini", reencode: true };
   if (path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: false };
-  if (/\/model\/[^/]+\/converse(-stream)?$/.test(path)) return { provider: "bedrock", history: "bedrock", reencode: false };
-  if (/\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) return { provider: "anthropic", history: "anthropic", reencode: false };
+  if (/\/model\/[^/]+\/converse(-stream)?$/.test(path)) return { provider: "bedrock", history: "bedrock", reencode: true };
+  if (/\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) return { provider: "anthropic", history: "anthropic", reencode: true };
   if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: true };
   return null;
 }
@@ -47,7 +48,7 @@ export function routeFor(provider: ProviderName, url: string): Route {
     bedrock: "bedrock",
     ollama: null,
   };
-  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" || provider === "gemini" };
+  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" || provider === "bedrock" || provider === "gemini" };
 }
 
 /**

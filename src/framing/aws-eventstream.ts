@@ -196,8 +196,11 @@ function decodeHeaders(frame: Uint8Array, start: number, end: number, frameOffse
   return headers;
 }
 
-/** Decodes one complete frame (`frame` holds exactly its bytes). */
-function decodeFrame(frame: Uint8Array, frameOffset: number): EventStreamMessage {
+/**
+ * Decodes one complete frame (`frame` holds exactly its bytes, `frameOffset` is its offset in the
+ * stream, for the error message). Throws EventStreamError on a bad message CRC or header.
+ */
+export function decodeFrame(frame: Uint8Array, frameOffset: number): EventStreamMessage {
   const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
   const expected = view.getUint32(frame.length - 4);
   const computed = crc32(frame, 0, frame.length - 4);
@@ -216,8 +219,11 @@ function decodeFrame(frame: Uint8Array, frameOffset: number): EventStreamMessage
   };
 }
 
-/** Validates a prelude and returns the frame's total length. */
-function readPrelude(bytes: Uint8Array, start: number, frameOffset: number): number {
+/**
+ * Validates the 12-byte prelude at `bytes[start]` (its CRC and the length caps) and returns the
+ * frame's total length. Throws EventStreamError when the lengths cannot be trusted.
+ */
+export function readPrelude(bytes: Uint8Array, start: number, frameOffset: number): number {
   const view = new DataView(bytes.buffer, bytes.byteOffset + start, PRELUDE_LENGTH);
   const totalLength = view.getUint32(0);
   const headersLength = view.getUint32(4);

@@ -214,7 +214,8 @@ function encodeEvent(provider: ProviderName, wire: Route["wire"], event: Provide
   }
 }
 
-function encodeFrame(event: ProviderEvent): Uint8Array {
+function encodeFrame(original: ProviderEvent): Uint8Array {
+  const event = unwrapSdkForm(original);
   const data = event.data;
   if (event.event === "exception" && isRecord(data)) {
     const { exceptionType, ...rest } = data;
@@ -231,6 +232,23 @@ function encodeFrame(event: ProviderEvent): Uint8Array {
   const headers: Record<string, EventStreamHeaderValue> = { ":message-type": "event", ":content-type": "application/json" };
   if (event.event !== undefined) headers[":event-type"] = event.event;
   return encodeEventStreamMessage(headers, typeof data === "string" ? data : JSON.stringify(data ?? null));
+}
+
+/**
+ * A record in the AWS SDK's one-key form (`{"contentBlockDelta": {...}}`, `{"throttlingException":
+ * {...}}`, as the Vercel AI SDK fixtures store them) as the wire carries it: the key is the
+ * `:event-type` (or the exception type) and the inner object the payload, so that Bedrock clients,
+ * which read `:event-type`, see the events.
+ */
+function unwrapSdkForm(event: ProviderEvent): ProviderEvent {
+  if (event.event !== undefined || !isRecord(event.data)) return event;
+  const keys = Object.keys(event.data);
+  if (keys.length !== 1) return event;
+  const key = keys[0] as string;
+  const inner = event.data[key];
+  if (!isRecord(inner)) return event;
+  if (key.endsWith("Exception")) return { event: "exception", data: { exceptionType: key, ...inner } };
+  return /^(messageStart|contentBlockStart|contentBlockDelta|contentBlockStop|messageStop|metadata)$/.test(key) ? { event: key, data: inner } : event;
 }
 
 function parsePace(value: string | null | undefined, fallback: number | undefined): number | undefined | Error {

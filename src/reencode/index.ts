@@ -1,6 +1,7 @@
 import { createByteDecoder } from "../adapters/bytes.js";
 import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
+import { createBedrockReencoder } from "./bedrock.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
 import { createOllamaReencoder } from "./ollama.js";
@@ -13,16 +14,19 @@ export { createOpenAIChatReencoder } from "./openai-chat.js";
 export { createOpenAIResponsesReencoder } from "./openai-responses.js";
 export { createOllamaReencoder } from "./ollama.js";
 export { createGeminiReencoder, type GeminiReencoderOptions } from "./gemini.js";
+export { createBedrockReencoder } from "./bedrock.js";
+export { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
 
 /** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
-export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "gemini"];
+export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "bedrock", "gemini"];
 
 /**
  * The re-encoder for a provider's stream: body bytes in, the same protocol's bytes out, with the
  * calls toolwire fixed rewritten, truncated or invalid calls withheld, and every other event
  * forwarded byte for byte as soon as it arrives (see `createAnthropicReencoder`,
- * `createOpenAIChatReencoder`, `createGeminiReencoder`). For providers without a re-encoder yet
- * (`bedrock`) the bytes pass through unchanged and are decoded on the side, so
+ * `createOpenAIChatReencoder`, `createBedrockReencoder` for the binary ConverseStream,
+ * `createGeminiReencoder` for SSE and the streamed JSON array). For providers without a
+ * re-encoder (none at present) the bytes pass through unchanged and are decoded on the side, so
  * that `turn` still tells what toolwire found.
  */
 export function createReencoder(provider: ProviderName, options: DecoderOptions = {}): Reencoder {
@@ -30,6 +34,7 @@ export function createReencoder(provider: ProviderName, options: DecoderOptions 
   if (provider === "openai-chat") return createOpenAIChatReencoder(options);
   if (provider === "openai-responses") return createOpenAIResponsesReencoder(options);
   if (provider === "ollama") return createOllamaReencoder(options);
+  if (provider === "bedrock") return createBedrockReencoder(options);
   if (provider === "gemini") return createGeminiReencoder(options);
   return createPassthrough(provider, options);
 }

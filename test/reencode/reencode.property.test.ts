@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { decodeEventStream } from "../../src/framing/aws-eventstream.js";
+import { encodeEventStreamBytes } from "../../src/testing/wire.js";
 import type { ProviderEvent, ProviderName } from "../../src/types.js";
 import { a } from "../helpers/anthropic-events.js";
 import { bodyOf, check, type Form } from "./gemini-support.js";
@@ -79,7 +81,7 @@ function anthropicEvents(turn: { text: string | undefined; calls: Array<{ args: 
 }
 
 function checkRoundTrip(provider: ProviderName, events: ProviderEvent[], sizes: number[]): void {
-  const body = encoder.encode(sseBody(provider, events));
+  const body = provider === "bedrock" ? encodeEventStreamBytes(events) : encoder.encode(sseBody(provider, events));
   const original = decodeBytes(provider, body);
   const { output, reencoder } = reencode(provider, body, sizes);
   const again = decodeBytes(provider, output);
@@ -93,6 +95,18 @@ function checkRoundTrip(provider: ProviderName, events: ProviderEvent[], sizes: 
   for (const call of again.toolCalls) if (!cutBehind(call)) expect(call).toMatchObject({ complete: true, repairs: [], error: null });
   expect(again.text).toBe(original.text);
   if (reencoder.repairs.length === 0) expect(output.length).toBe(body.length);
+  if (provider === "bedrock") {
+    // Every frame written passes its checksums; a stream that needed no fix is the same bytes.
+    const indexes = new Set<number>();
+    for (const message of decodeEventStream(output)) {
+      const payload = JSON.parse(new TextDecoder().decode(message.payload)) as { contentBlockIndex?: number };
+      if (payload.contentBlockIndex !== undefined) indexes.add(payload.contentBlockIndex);
+    }
+    // Withheld blocks leave no hole: the client's blocks are numbered 0, 1, 2, …
+    expect([...indexes].sort((x, y) => x - y)).toEqual([...indexes].map((_, n) => n));
+    if (reencoder.repairs.length === 0) expect(output).toEqual(body);
+    expect(reencoder.turn).toEqual(original);
+  }
   for (const call of original.toolCalls) {
     if (call.arguments === null) expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld" }));
   }
@@ -197,6 +211,69 @@ describe("re-encoding generated quirky turns", () => {
         checkRoundTrip("openai-responses", events, sizes);
       }),
       { numRuns: 150 },
+    );
+  });
+
+  type BedrockQuirk = "plain" | "duplicate_id" | "no_id" | "resent_whole" | "cumulative" | "invalid" | "not_object" | "glued";
+  const bedrockTurn = fc.record({
+    text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
+    reasoning: fc.boolean(),
+    calls: fc.array(
+      fc.record({
+        args,
+        quirk: fc.constantFrom<BedrockQuirk>("plain", "plain", "plain", "duplicate_id", "no_id", "resent_whole", "cumulative", "invalid", "not_object", "glued"),
+        cuts: fc.array(fc.nat(80), { maxLength: 4 }),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    textAfter: fc.boolean(),
+    cutLast: fc.boolean(),
+    metadata: fc.boolean(),
+  });
+
+  it("Bedrock: duplicate or missing ids, input resent whole or cumulatively, invalid and non-object input, glued objects, max_tokens cuts", () => {
+    fc.assert(
+      fc.property(bedrockTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => {
+        const ev = (name: string, body: Record<string, unknown>): ProviderEvent => ({ event: name, data: body });
+        const events: ProviderEvent[] = [ev("messageStart", { role: "assistant", p: "abc" })];
+        let index = 0;
+        if (turn.reasoning) {
+          events.push(ev("contentBlockDelta", { contentBlockIndex: index, delta: { reasoningContent: { text: "Thinking." } } }), ev("contentBlockDelta", { contentBlockIndex: index, delta: { reasoningContent: { signature: "sig==" } } }), ev("contentBlockStop", { contentBlockIndex: index }));
+          index++;
+        }
+        if (turn.text !== undefined) {
+          events.push(ev("contentBlockDelta", { contentBlockIndex: index, delta: { text: turn.text } }), ev("contentBlockStop", { contentBlockIndex: index }));
+          index++;
+        }
+        turn.calls.forEach((call, n) => {
+          const last = n === turn.calls.length - 1;
+          const toolUseId = call.quirk === "duplicate_id" && n > 0 ? "tooluse_0" : call.quirk === "no_id" ? undefined : `tooluse_${n}`;
+          events.push(ev("contentBlockStart", { contentBlockIndex: index, start: { toolUse: { ...(toolUseId !== undefined ? { toolUseId } : {}), name: "tool" } } }));
+          const json = call.quirk === "invalid" ? `${JSON.stringify(call.args)} oops {` : call.quirk === "not_object" ? JSON.stringify(Object.values(call.args)) : JSON.stringify(call.args);
+          let fragments = split(json, call.cuts);
+          if (call.quirk === "resent_whole") fragments = [...fragments, json];
+          if (call.quirk === "glued") fragments = [...fragments, JSON.stringify({ other: n })];
+          if (call.quirk === "cumulative") {
+            let sofar = "";
+            const whole: string[] = [];
+            for (const [key, value] of Object.entries(call.args)) {
+              sofar = sofar === "" ? `{${JSON.stringify(key)}:${JSON.stringify(value)}` : `${sofar},${JSON.stringify(key)}:${JSON.stringify(value)}`;
+              whole.push(`${sofar}}`);
+            }
+            fragments = whole;
+          }
+          const cut = last && turn.cutLast;
+          const sent = cut ? fragments.slice(0, Math.max(1, fragments.length - 1)) : fragments;
+          for (const fragment of sent) events.push(ev("contentBlockDelta", { contentBlockIndex: index, delta: { toolUse: { input: cut && sent.length === fragments.length ? fragment.slice(0, -1) : fragment } } }));
+          if (!cut) events.push(ev("contentBlockStop", { contentBlockIndex: index }));
+          index++;
+        });
+        if (turn.textAfter && !turn.cutLast) events.push(ev("contentBlockDelta", { contentBlockIndex: index, delta: { text: "After." } }), ev("contentBlockStop", { contentBlockIndex: index }));
+        events.push(ev("messageStop", { stopReason: turn.cutLast ? "max_tokens" : "tool_use" }));
+        if (turn.metadata) events.push(ev("metadata", { usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 }, metrics: { latencyMs: 1 } }));
+        checkRoundTrip("bedrock", events, sizes);
+      }),
+      { numRuns: 200 },
     );
   });
 });

@@ -1,0 +1,483 @@
+import { decodeFrame, encodeEventStreamMessage, EventStreamError, readPrelude, toProviderEvent, unwrapInvokeModelChunk, type EventStreamMessage } from "../framing/aws-eventstream.js";
+import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
+import { readBedrockEvent } from "../providers/bedrock.js";
+import { numberField, stringField } from "../providers/fields.js";
+import { createDecoder } from "../providers/registry.js";
+import { concatBytes } from "../util/bytes.js";
+import type { DecodedTurn, DecoderOptions, Diagnostic, ProviderEvent, ToolCall } from "../types.js";
+import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
+import type { Reencoder, RepairReport } from "./types.js";
+
+/**
+ * Bedrock ConverseStream (`/model/{id}/converse-stream`, binary `application/vnd.amazon.eventstream`):
+ * decoded, then re-emitted as ConverseStream frames.
+ *
+ * - Every frame is forwarded byte for byte as soon as it is whole, except the frames of client
+ *   `toolUse` blocks: those are held from `contentBlockStart` to `contentBlockStop` (one call's
+ *   worth), then released as they came when the call was sent well (its input fragments parse as
+ *   one object, its own `toolUseId`, no input on the start), or replaced by one well-formed block
+ *   when toolwire had to fix it (input resent whole or cumulatively, a duplicate or missing
+ *   `toolUseId`, a syntax repair): `contentBlockStart` with `toolUseId` and `name`, one
+ *   `contentBlockDelta` whose `delta.toolUse.input` is the decoded arguments as a JSON string,
+ *   `contentBlockStop`. Rewritten frames carry `:event-type`, `:content-type` and `:message-type`
+ *   like Bedrock's own, and no `p` padding. Several different objects glued in one block (a
+ *   server that flattened parallel calls) go out as one block per call.
+ * - A call whose input does not parse strictly is decided by the decoder only at the end of the
+ *   turn (the stop reason tells a cut call from an invalid one): from its `contentBlockStop` on,
+ *   the frames after it wait with it, and all are released in order when the body ends. Streams
+ *   with well-formed calls never wait.
+ * - A call cut by `max_tokens` (no `contentBlockStop` before `messageStop`), by an exception frame
+ *   or by the end of the stream, or whose input is not a JSON object, is withheld: the client never
+ *   sees it. `stopReason` already says `max_tokens` for a call cut that way; when every call of the
+ *   turn was withheld and `stopReason` says `tool_use`, it becomes `malformed_tool_use`, Bedrock's
+ *   own word for "the model produced a tool call that could not be read", so that no client waits
+ *   for a call that is not there and none takes the turn for a normal end (`end_turn`) either.
+ * - Blocks after a withheld call move down (`contentBlockIndex` rewritten, the rest of the payload
+ *   kept), so the client's content list has no hole. An index is fixed when its block first shows;
+ *   a block that interleaves with a call still held keeps its number, which can leave a hole (no
+ *   Bedrock model interleaves blocks).
+ * - Exception and error frames (`:message-type exception|error`), `metadata`, text, reasoning
+ *   content and its signature, server tool blocks (`type: server_tool_use`) and their results pass
+ *   untouched.
+ * - A frame that fails its CRC (or whose prelude cannot be trusted) is forwarded as it came, with
+ *   every byte after it, and reported (`classified`, `eventstream_prelude_crc` /
+ *   `eventstream_message_crc`): toolwire reads nothing after a corrupt frame, just as its decoder,
+ *   so it cannot vouch for what follows, and the client's own CRC check sees the damage rather
+ *   than a stream toolwire made look whole. A call still held then is withheld (it is cut). Bytes
+ *   left after the last whole frame when the body ends (a cut frame) are forwarded too.
+ */
+export function createBedrockReencoder(options: DecoderOptions = {}): Reencoder {
+  return new BedrockReencoder(options);
+}
+
+interface HeldCall {
+  /** The block's frames as they came: a long call holds many frames, and their payloads are read again only to renumber. */
+  frames: Uint8Array[];
+  /** `contentBlockStart.start.toolUse` as sent. */
+  toolUse: Record<string, unknown>;
+  /** Every delta was a `toolUse` delta with a string `input`. */
+  plainDeltas: boolean;
+}
+
+export const PRELUDE_LENGTH = 12;
+
+/** Cuts an event-stream body into whole frames, keeping each frame's bytes as they came. */
+export class FrameSplitter {
+  private buffer = new Uint8Array(0);
+  private start = 0;
+  private end = 0;
+  /** Stream offset of the next unread byte. */
+  offset = 0;
+
+  append(bytes: Uint8Array): void {
+    const pending = this.end - this.start;
+    if (this.end + bytes.length > this.buffer.length) {
+      if (pending + bytes.length <= this.buffer.length) {
+        this.buffer.copyWithin(0, this.start, this.end);
+      } else {
+        // Doubling keeps appends amortized O(bytes) when a large frame arrives in small pieces.
+        const next = new Uint8Array(Math.max(pending + bytes.length, this.buffer.length * 2, 1024));
+        next.set(this.buffer.subarray(this.start, this.end), 0);
+        this.buffer = next;
+      }
+      this.start = 0;
+      this.end = pending;
+    }
+    this.buffer.set(bytes, this.end);
+    this.end += bytes.length;
+  }
+
+  /**
+   * The next whole frame, or null until more bytes arrive. Throws EventStreamError for a prelude
+   * that cannot be trusted. The frame is a view of the buffer, valid until the next `append`:
+   * copy what is kept longer (held frames); what is forwarded at once is copied once per push.
+   */
+  next(): Uint8Array | null {
+    if (this.end - this.start < PRELUDE_LENGTH) return null;
+    const total = readPrelude(this.buffer, this.start, this.offset);
+    if (this.end - this.start < total) return null;
+    const frame = this.buffer.subarray(this.start, this.start + total);
+    this.start += total;
+    this.offset += total;
+    return frame;
+  }
+
+  /** Every byte not read yet, as it came; they count as read. */
+  rest(): Uint8Array {
+    const out = this.buffer.slice(this.start, this.end);
+    this.start = this.end;
+    this.offset += out.length;
+    return out;
+  }
+}
+
+class BedrockReencoder implements Reencoder {
+  readonly provider = "bedrock" as const;
+  private readonly splitter = new FrameSplitter();
+  private readonly tap: DecoderTap;
+  /** After a corrupt frame every byte passes as it came, unread. */
+  private failed = false;
+  private ended = false;
+  private readonly framingDiagnostics: Diagnostic[] = [];
+  private stopped = false;
+  private readonly outIndex = new Map<number, number>();
+  private readonly usedOut = new Set<number>();
+  private maxOut = -1;
+  private readonly withheldIndexes: number[] = [];
+  private readonly held = new Map<number, HeldCall>();
+  private started = false;
+  private runnable = 0;
+  private withheldCalls = 0;
+  /** Calls the decoder ended and no block has claimed yet, in the order they ended. */
+  private readonly fresh: ToolCall[] = [];
+  /** A stopped call the decoder has not decided yet; while set, every frame after it waits in `waiting`. */
+  private undecided: { index: number; held: HeldCall } | null = null;
+  private readonly waiting: Array<{ frame: Uint8Array; message: EventStreamMessage; event: ProviderEvent } | { raw: Uint8Array }> = [];
+  /** The decoder has ended: a block's call is decided, or never will be. */
+  private settled = false;
+
+  constructor(options: DecoderOptions) {
+    this.tap = new DecoderTap("bedrock", createDecoder("bedrock", options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  push(chunk: Uint8Array): Uint8Array[] {
+    if (this.ended || chunk.length === 0) return [];
+    if (this.failed) {
+      if (this.undecided === null) return [chunk];
+      this.waiting.push({ raw: chunk.slice() });
+      return [];
+    }
+    const out: Uint8Array[] = [];
+    this.splitter.append(chunk);
+    this.drain(out);
+    return joined(out);
+  }
+
+  end(): Uint8Array[] {
+    if (this.ended) return [];
+    this.ended = true;
+    const out: Uint8Array[] = [];
+    let rest: Uint8Array | null = null;
+    if (!this.failed) {
+      rest = this.splitter.rest();
+      if (rest.length > 0) {
+        this.framingDiagnostics.push(truncatedFrameDiagnostic(rest, this.splitter.offset - rest.length));
+      }
+    }
+    for (const call of this.tap.end()) this.fresh.push(call);
+    this.settled = true;
+    const undecided = this.undecided;
+    if (undecided !== null) {
+      this.undecided = null;
+      this.release(undecided.index, undecided.held, out);
+      for (const entry of this.waiting) {
+        if ("raw" in entry) out.push(entry.raw);
+        else this.route(entry.frame, entry.message, entry.event, out);
+      }
+      this.waiting.length = 0;
+    }
+    this.dropHeld("The stream ended before the call's contentBlockStop");
+    if (rest !== null && rest.length > 0) out.push(rest);
+    const turn = this.tap.turn;
+    if (turn) for (const diagnostic of this.framingDiagnostics) turn.diagnostics.push(diagnostic);
+    return joined(out);
+  }
+
+  private drain(out: Uint8Array[]): void {
+    for (;;) {
+      const at = this.splitter.offset;
+      let frame: Uint8Array | null = null;
+      let message: EventStreamMessage;
+      try {
+        frame = this.splitter.next();
+        if (frame === null) return;
+        message = decodeFrame(frame, at);
+      } catch (error) {
+        if (!(error instanceof EventStreamError)) throw error;
+        this.fail(error, frame, out);
+        return;
+      }
+      const event = toProviderEvent(message);
+      let inner;
+      try {
+        inner = unwrapInvokeModelChunk(event);
+      } catch (error) {
+        if (!(error instanceof EventStreamError)) throw error;
+        this.fail(error, frame, out);
+        return;
+      }
+      this.handle(frame, message, inner ?? event, out);
+    }
+  }
+
+  /** A corrupt frame: it and everything after it pass as they came; the decoder sees the same error event the framing gives it. */
+  private fail(error: EventStreamError, frame: Uint8Array | null, out: Uint8Array[]): void {
+    this.failed = true;
+    const code = `eventstream_${error.code}`;
+    this.dropHeld(`A corrupt frame (${error.code}) arrived before the call's contentBlockStop`);
+    for (const call of this.tap.push({ event: "error", data: { errorCode: code, errorMessage: error.message, message: error.message, offset: error.offset } })) this.fresh.push(call);
+    this.framingDiagnostics.push(corruptFrameDiagnostic(error));
+    this.tap.report({
+      action: "classified",
+      code,
+      message: `${error.message}. The frame and every byte after it were forwarded as they came, unread; the client's own checksum check sees the damage.`,
+    });
+    const rest = this.splitter.rest();
+    for (const bytes of [frame, rest]) {
+      if (bytes === null || bytes.length === 0) continue;
+      if (this.undecided === null) out.push(bytes);
+      else this.waiting.push({ raw: bytes.slice() });
+    }
+  }
+
+  private handle(frame: Uint8Array, message: EventStreamMessage, event: ProviderEvent, out: Uint8Array[]): void {
+    for (const call of this.tap.push(event)) this.fresh.push(call);
+    if (this.undecided !== null) this.waiting.push({ frame: frame.slice(), message, event });
+    else this.route(frame, message, event, out);
+  }
+
+  /** What a frame becomes, once every call before it is decided. */
+  private route(frame: Uint8Array, message: EventStreamMessage, event: ProviderEvent, out: Uint8Array[]): void {
+    const messageType = message.headers[":message-type"];
+    if (messageType === "exception" || messageType === "error") {
+      this.dropHeld(`The provider sent ${messageType === "exception" ? "an exception" : "an error"} before the call's contentBlockStop`);
+      out.push(frame);
+      return;
+    }
+    const { name, body } = readBedrockEvent(event);
+    if (name === null || !isPlainObject(body)) {
+      out.push(frame);
+      return;
+    }
+    const index = numberField(body, "contentBlockIndex");
+    switch (name) {
+      case "messageStart":
+        if (this.started) this.restart();
+        this.started = true;
+        out.push(frame);
+        return;
+      case "contentBlockStart": {
+        const start = isPlainObject(body.start) ? body.start : null;
+        const toolUse = start && isPlainObject(start.toolUse) ? start.toolUse : null;
+        // Provider-executed tools (type server_tool_use) are not the client's to run: they pass.
+        if (index !== null && toolUse && toolUse.type !== "server_tool_use" && !this.stopped) {
+          if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
+          this.held.set(index, { frames: [frame.slice()], toolUse, plainDeltas: true });
+          return;
+        }
+        out.push(this.mapped(frame, message, body, index));
+        return;
+      }
+      case "contentBlockDelta": {
+        const held = index === null ? undefined : this.held.get(index);
+        if (held) {
+          held.frames.push(frame.slice());
+          const delta = isPlainObject(body.delta) ? body.delta : null;
+          if (!delta || !isPlainObject(delta.toolUse) || typeof delta.toolUse.input !== "string") held.plainDeltas = false;
+          return;
+        }
+        out.push(this.mapped(frame, message, body, index));
+        return;
+      }
+      case "contentBlockStop": {
+        const held = index === null ? undefined : this.held.get(index);
+        if (held && index !== null) {
+          this.held.delete(index);
+          held.frames.push(frame.slice());
+          if (!this.settled && !this.fresh.some((call) => call.providerIndex === index)) {
+            // Ended by the decoder only when the turn ends (input that does not parse strictly).
+            this.undecided = { index, held };
+            return;
+          }
+          this.release(index, held, out);
+          return;
+        }
+        out.push(this.mapped(frame, message, body, index));
+        return;
+      }
+      case "messageStop": {
+        this.stopped = true;
+        const reason = stringField(body, "stopReason");
+        const cutByLength = reason === "max_tokens";
+        this.dropHeld(cutByLength ? "The model hit max_tokens inside the call" : "The message stopped before the call's contentBlockStop", undefined, cutByLength ? "max_tokens" : undefined);
+        if (reason === "tool_use" && this.runnable === 0 && this.withheldCalls > 0) {
+          out.push(encodeJsonEventFrame("messageStop", { ...body, stopReason: "malformed_tool_use" }));
+          this.tap.report({
+            action: "normalized",
+            code: "stop_reason_without_calls",
+            message: "Every tool call of the turn was withheld, so stopReason tool_use became malformed_tool_use (the model produced no call that could be read).",
+          });
+          return;
+        }
+        out.push(frame);
+        return;
+      }
+      default:
+        out.push(this.mapped(frame, message, body, index));
+    }
+  }
+
+  /** A second messageStart (a retry spliced in): the numbering starts over with it. */
+  private restart(): void {
+    this.dropHeld("A second messageStart restarted the message");
+    this.outIndex.clear();
+    this.usedOut.clear();
+    this.maxOut = -1;
+    this.withheldIndexes.length = 0;
+    this.runnable = 0;
+    this.withheldCalls = 0;
+    this.stopped = false;
+  }
+
+  /** The client-side index of a wire block: moved down past the withheld blocks before it, fixed once given. */
+  private assign(wireIndex: number): number {
+    const known = this.outIndex.get(wireIndex);
+    if (known !== undefined) return known;
+    let below = 0;
+    for (const withheld of this.withheldIndexes) if (withheld < wireIndex) below++;
+    let out = wireIndex - below;
+    if (out < 0 || this.usedOut.has(out)) out = this.maxOut + 1;
+    this.outIndex.set(wireIndex, out);
+    return this.use(out);
+  }
+
+  /** An index for a block the wire does not have (a call split from another). */
+  private assignNew(): number {
+    return this.use(this.maxOut + 1);
+  }
+
+  private use(out: number): number {
+    this.usedOut.add(out);
+    if (out > this.maxOut) this.maxOut = out;
+    return out;
+  }
+
+  /** The frame as sent, or with its `contentBlockIndex` moved down past withheld blocks. */
+  private mapped(frame: Uint8Array, message: EventStreamMessage, body: Record<string, unknown>, index: number | null): Uint8Array {
+    if (index === null) return frame;
+    const out = this.assign(index);
+    if (out === index) return frame;
+    return encodeEventStreamMessage(message.headers, JSON.stringify({ ...body, contentBlockIndex: out }));
+  }
+
+  /** The decoder's calls for a wire block: the block's call, then any calls split from it. */
+  private claim(index: number): ToolCall[] {
+    const claimed: ToolCall[] = [];
+    for (let i = 0; i < this.fresh.length; ) {
+      const call = this.fresh[i] as ToolCall;
+      if (call.providerIndex === index && (claimed.length === 0 || call.repairs.includes("split_concatenated_calls"))) {
+        claimed.push(call);
+        this.fresh.splice(i, 1);
+      } else i++;
+    }
+    return claimed;
+  }
+
+  private release(index: number, held: HeldCall, out: Uint8Array[]): void {
+    const [call, ...split] = this.claim(index);
+    if (!call) {
+      // Not a call the decoder kept (over a limit): pass it on as it came.
+      const outIndex = this.assign(index);
+      for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      return;
+    }
+    if (call.arguments === null) {
+      this.withheldCalls++;
+      this.withheldIndexes.push(index);
+      this.tap.withheld(call);
+      return;
+    }
+    this.runnable++;
+    const outIndex = this.assign(index);
+    const startInput = held.toolUse.input;
+    const asSent = decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.toolUse.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
+    if (asSent) {
+      for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      return;
+    }
+    this.writeCall(call, outIndex, out);
+    this.tap.rewritten(call, startInput === undefined ? [] : [startInput === null ? "start_input_null" : "start_input"]);
+    for (const extra of split) {
+      if (extra.arguments === null) {
+        this.tap.withheld(extra);
+        continue;
+      }
+      this.runnable++;
+      this.writeCall(extra, this.assignNew(), out);
+      this.tap.rewritten(extra);
+    }
+  }
+
+  /** One well-formed toolUse block: start, one delta with the whole input, stop. */
+  private writeCall(call: ToolCall, outIndex: number, out: Uint8Array[]): void {
+    const toolUse = { toolUseId: call.id, name: call.name, ...extraFields(call, ["toolUseId", "name", "input"]) };
+    out.push(encodeJsonEventFrame("contentBlockStart", { contentBlockIndex: outIndex, start: { toolUse } }));
+    out.push(encodeJsonEventFrame("contentBlockDelta", { contentBlockIndex: outIndex, delta: { toolUse: { input: JSON.stringify(call.arguments) } } }));
+    out.push(encodeJsonEventFrame("contentBlockStop", { contentBlockIndex: outIndex }));
+  }
+
+  /** Calls still open when the message stopped, errored, restarted or the body ended: cut, so never delivered. */
+  private dropHeld(why: string, only?: number, cause?: string): void {
+    for (const [index, held] of this.held) {
+      if (only !== undefined && index !== only) continue;
+      this.held.delete(index);
+      this.withheldCalls++;
+      this.withheldIndexes.push(index);
+      const id = stringField(held.toolUse, "toolUseId");
+      const name = stringField(held.toolUse, "name");
+      this.tap.report({
+        action: "withheld",
+        code: "truncated",
+        message: `${why}: the call ${name ?? ""} (block ${index}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
+        ...(id !== null ? { id } : {}),
+        ...(name !== null ? { name } : {}),
+      });
+    }
+  }
+}
+
+/** A held frame with its block index moved (decoded again from its bytes: rare, and only then). */
+function reindexed(frame: Uint8Array, index: number): Uint8Array {
+  const message = decodeFrame(frame, 0);
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(message.payload));
+  } catch {
+    return frame;
+  }
+  return isPlainObject(body) ? encodeEventStreamMessage(message.headers, JSON.stringify({ ...body, contentBlockIndex: index })) : frame;
+}
+
+/** Bytes left after the last whole frame, in the framing decoder's words (so a reported turn is the decoder's). */
+export function truncatedFrameDiagnostic(rest: Uint8Array, offset: number): Diagnostic {
+  const needed = rest.length >= PRELUDE_LENGTH ? `a ${new DataView(rest.buffer, rest.byteOffset, 4).getUint32(0)}-byte frame` : "a 12-byte prelude";
+  return {
+    code: "eventstream_truncated",
+    severity: "warning",
+    message: `AWS event stream truncated: ${rest.length} trailing bytes at byte offset ${offset} do not complete ${needed}.`,
+    data: { code: "truncated", offset },
+  };
+}
+
+/** A frame that cannot be read, in the framing decoder's words. */
+export function corruptFrameDiagnostic(error: EventStreamError): Diagnostic {
+  return {
+    code: `eventstream_${error.code}`,
+    severity: "error",
+    message: `${error.message}. Nothing after this offset was read; the events before it were kept.`,
+    data: { code: error.code, offset: error.offset },
+  };
+}
+
+/** The pieces as one chunk (one enqueue per push downstream), always a copy: pieces may be views of the splitter's buffer. */
+export function joined(parts: Uint8Array[]): Uint8Array[] {
+  return parts.length === 0 ? parts : [concatBytes(parts)];
+}

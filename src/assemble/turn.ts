@@ -610,6 +610,7 @@ export class TurnBuilder {
     const calls = [...this.calls, ...this.serverCalls].map((call) =>
       this.endCall(call, { complete: false, truncationCause: "message_restarted", emptyMeansNoArguments: false }),
     );
+    this.textCalls?.reset();
     const dropped = { blocks: this.blocks, calls, text: this.collectText() };
     this.blocks = [];
     this.calls = [];

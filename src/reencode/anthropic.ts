@@ -50,7 +50,15 @@ class AnthropicReencoder extends SseReencoder {
     super("anthropic", options);
   }
 
-  protected endHeld(): void {
+  protected endHeld(out: WireEvent[]): void {
+    // A call whose block never closed but whose input the decoder keeps whole (a closed object,
+    // `call_closed_at_stream_end`) is sent as one well-formed block, as the decoder's turn has it.
+    for (const [index, held] of [...this.held]) {
+      const call = this.tap.lastEnded(index);
+      if (call?.arguments === null || call === undefined) continue;
+      this.held.delete(index);
+      this.release(index, held, call, out, false);
+    }
     this.dropHeld("The stream ended before the call's content_block_stop");
   }
 
@@ -171,7 +179,8 @@ class AnthropicReencoder extends SseReencoder {
     return sseText({ ...data, index: out }, raw.event?.event);
   }
 
-  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: WireEvent[]): void {
+  /** `closed`: the block's content_block_stop came (else the body ended first: never sent as it came). */
+  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: WireEvent[], closed = true): void {
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
@@ -188,7 +197,7 @@ class AnthropicReencoder extends SseReencoder {
     const startInput = held.block.input;
     // `input: null` means "none" to toolwire, but clients that validate the block (the AI SDK) drop it.
     const emptyStart = startInput === undefined || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
-    const asSent = decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
+    const asSent = closed && decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
       for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
       return;
@@ -197,7 +206,7 @@ class AnthropicReencoder extends SseReencoder {
     out.push(sseText({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
     out.push(sseText({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
     out.push(sseText({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
-    this.tap.rewritten(call, emptyStart ? [] : [startInput === null ? "start_input_null" : "start_input"]);
+    this.tap.rewritten(call, [...(emptyStart ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
   }
 
   /** Calls still open when the message ended, errored or restarted: cut, so never delivered. */

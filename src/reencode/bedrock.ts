@@ -184,7 +184,12 @@ class BedrockReencoder implements Reencoder {
       }
       this.waiting.length = 0;
     }
-    this.dropHeld("The stream ended before the call's contentBlockStop");
+    // A call whose block never closed but whose input the decoder keeps whole (a closed object,
+    // `call_closed_at_stream_end`) is sent as one well-formed block, as the decoder's turn has it.
+    for (const [index, held] of [...this.held]) {
+      this.held.delete(index);
+      this.release(index, held, out, false);
+    }
     if (rest !== null && rest.length > 0) out.push(rest);
     const turn = this.tap.turn;
     if (turn) for (const diagnostic of this.framingDiagnostics) turn.diagnostics.push(diagnostic);
@@ -381,8 +386,14 @@ class BedrockReencoder implements Reencoder {
     return claimed;
   }
 
-  private release(index: number, held: HeldCall, out: Uint8Array[]): void {
+  /** `closed`: the block's contentBlockStop came (else the body ended first: never sent as it came). */
+  private release(index: number, held: HeldCall, out: Uint8Array[], closed = true): void {
     const [call, ...split] = this.claim(index);
+    if (!closed && (!call || call.arguments === null)) {
+      this.held.set(index, held);
+      this.dropHeld("The stream ended before the call's contentBlockStop", index);
+      return;
+    }
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
@@ -398,13 +409,13 @@ class BedrockReencoder implements Reencoder {
     this.runnable++;
     const outIndex = this.assign(index);
     const startInput = held.toolUse.input;
-    const asSent = decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.toolUse.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
+    const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.toolUse.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
       for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
       return;
     }
     this.writeCall(call, outIndex, out);
-    this.tap.rewritten(call, startInput === undefined ? [] : [startInput === null ? "start_input_null" : "start_input"]);
+    this.tap.rewritten(call, [...(startInput === undefined ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
     for (const extra of split) {
       if (extra.arguments === null) {
         this.tap.withheld(extra);

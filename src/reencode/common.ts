@@ -17,6 +17,11 @@ export class DecoderTap {
    * next `push` returns what the event ended then, without decoding it twice.
    */
   replay: ToolCall[] | null = null;
+  /**
+   * The decoder ignored the last event pushed (it nests deeper than any call may): a re-encoder
+   * does not forward what toolwire could not check.
+   */
+  refused = false;
   private readonly sink: CodecEvent[] = [];
   private started = 0;
   private endedCount = 0;
@@ -35,6 +40,8 @@ export class DecoderTap {
     }
     this.sink.length = 0;
     this.decoder.pushInto(event, this.sink);
+    this.refused = false;
+    for (const codecEvent of this.sink) if (codecEvent.type === "diagnostic" && codecEvent.diagnostic.code === "event_too_deep") this.refused = true;
     return this.collect(this.sink);
   }
 
@@ -67,6 +74,15 @@ export class DecoderTap {
     return this.started - this.endedCount;
   }
 
+  /** The call at `providerIndex` that ended last. */
+  lastEnded(providerIndex: number): ToolCall | undefined {
+    for (let i = this.log.length - 1; i >= 0; i--) {
+      const call = this.log[i] as ToolCall;
+      if (call.providerIndex === providerIndex) return call;
+    }
+    return undefined;
+  }
+
   /** The call at `providerIndex` that ended at or after position `since` of the log. */
   endedSince(since: number, providerIndex: number): ToolCall | undefined {
     for (let i = since; i < this.log.length; i++) {
@@ -78,6 +94,11 @@ export class DecoderTap {
 
   report(report: Omit<RepairReport, "stage" | "provider">): void {
     this.repairs.push({ stage: "response", provider: this.provider, ...report });
+  }
+
+  /** Reports an event that was not forwarded because the decoder ignored it (see `refused`). */
+  refusedEvent(): void {
+    this.report({ action: "withheld", code: "event_too_deep", message: "An event nested deeper than any tool call may, so toolwire ignored it; it was not forwarded." });
   }
 
   /** Reports a call that is not delivered: its error code, with the model-facing message. */

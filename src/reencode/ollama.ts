@@ -76,6 +76,10 @@ class OllamaReencoder implements Reencoder {
       return raw;
     }
     const calls = this.tap.push({ data });
+    if (this.tap.refused) {
+      this.tap.refusedEvent();
+      return "";
+    }
     if (!isPlainObject(data) || !isPlainObject(data.message)) return raw;
     const entries = Array.isArray(data.message.tool_calls) ? data.message.tool_calls : null;
     if (!entries || entries.length === 0) return raw;

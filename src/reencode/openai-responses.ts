@@ -7,15 +7,18 @@ import { SseReencoder } from "./sse-reencoder.js";
 /**
  * OpenAI Responses: decoded, then re-emitted as Responses events.
  *
- * - Every event passes as it arrives, as it came, except a `function_call` item's events, held from
- *   `response.output_item.added` to its `response.output_item.done` (one call's worth);
+ * - Every event passes as it arrives, as it came, except a `function_call` or `custom_tool_call`
+ *   item's events, held from `response.output_item.added` to its `response.output_item.done` (one
+ *   call's worth);
  * - they are released as they came when toolwire took the call as sent; otherwise the item is
- *   re-sent as `output_item.added` (arguments ""), one `function_call_arguments.delta` with the
- *   decoded arguments, `.done` and `output_item.done`, with the call's id as `call_id`;
+ *   re-sent as `output_item.added` (arguments or input ""), one delta with the decoded arguments
+ *   (a custom tool's input text), `.done` and `output_item.done`, with the call's id as `call_id`;
  * - a call cut (`response.incomplete`, an error, the end of the stream) or invalid is withheld, and
  *   the terminal event's `response.output` is made to agree: rewritten items replaced, withheld
- *   ones removed (the SDK's `finalResponse()` is that list);
- * - a `parallel` wrapper item and custom tool calls pass as they came (not re-encoded yet).
+ *   ones removed (the SDK's `finalResponse()` is that list). A call whose arguments were done
+ *   (`function_call_arguments.done`) when the stream was cut is one toolwire decodes whole: it is
+ *   re-sent complete, as its decoder verdict says;
+ * - a `parallel` wrapper item passes as it came.
  */
 export function createOpenAIResponsesReencoder(options: DecoderOptions = {}): Reencoder {
   return new OpenAIResponsesReencoder(options);
@@ -38,7 +41,15 @@ class OpenAIResponsesReencoder extends SseReencoder {
     super("openai-responses", options);
   }
 
-  protected endHeld(): void {
+  protected endHeld(out: WireEvent[]): void {
+    // What the decoder made of each call still held: runnable ones are re-sent whole.
+    for (const [index, held] of this.held) {
+      const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
+      if (calls.length === 1 && calls[0]?.arguments !== null) {
+        this.held.delete(index);
+        this.rewrite(held, held.item, calls[0] as ToolCall, out);
+      }
+    }
     this.dropHeld("The stream ended before the call's output_item.done");
   }
 
@@ -60,7 +71,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
     const outputIndex = typeof data.output_index === "number" ? data.output_index : null;
     const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
-    if (type === "response.output_item.added" && outputIndex !== null && isPlainObject(data.item) && data.item.type === "function_call") {
+    if (type === "response.output_item.added" && outputIndex !== null && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
       this.held.set(outputIndex, { events: [raw.wire], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [] });
       return;
     }
@@ -114,17 +125,26 @@ class OpenAIResponsesReencoder extends SseReencoder {
       for (const event of held.events) out.push(event);
       return;
     }
-    const args = JSON.stringify(call.arguments);
+    this.rewrite(held, doneItem, call, out);
+  }
+
+  /** The item re-sent as one well-formed call with the arguments toolwire decoded. */
+  private rewrite(held: HeldItem, doneItem: Record<string, unknown>, call: ToolCall, out: WireEvent[]): void {
+    const itemId = typeof doneItem.id === "string" ? doneItem.id : typeof held.item.id === "string" ? held.item.id : null;
     const base = { ...held.item, ...doneItem };
-    const item = { ...base, call_id: call.id, name: call.name, arguments: args, status: "completed" };
+    const custom = base.type === "custom_tool_call";
+    const args = custom ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
+    const field = custom ? "input" : "arguments";
+    const events = custom ? "response.custom_tool_call_input" : "response.function_call_arguments";
+    const item = { ...base, call_id: call.id, name: call.name, [field]: args, status: "completed" };
     const seq = (n: number): Record<string, unknown> => {
       const value = held.sequence[Math.min(n, held.sequence.length - 1)];
       return value === undefined ? {} : { sequence_number: value };
     };
     const ids = { ...(itemId ? { item_id: itemId } : {}), output_index: held.outputIndex };
-    out.push(sseText({ type: "response.output_item.added", ...seq(0), output_index: held.outputIndex, item: { ...base, call_id: call.id, name: call.name, arguments: "", status: "in_progress" } }, "response.output_item.added"));
-    out.push(sseText({ type: "response.function_call_arguments.delta", ...seq(1), ...ids, delta: args }, "response.function_call_arguments.delta"));
-    out.push(sseText({ type: "response.function_call_arguments.done", ...seq(2), ...ids, arguments: args }, "response.function_call_arguments.done"));
+    out.push(sseText({ type: "response.output_item.added", ...seq(0), output_index: held.outputIndex, item: { ...base, call_id: call.id, name: call.name, [field]: "", status: "in_progress" } }, "response.output_item.added"));
+    out.push(sseText({ type: `${events}.delta`, ...seq(1), ...ids, delta: args }, `${events}.delta`));
+    out.push(sseText({ type: `${events}.done`, ...seq(2), ...ids, [field]: args }, `${events}.done`));
     out.push(sseText({ type: "response.output_item.done", ...seq(3), output_index: held.outputIndex, item }, "response.output_item.done"));
     if (itemId) this.changed.set(itemId, item);
     this.tap.rewritten(call);

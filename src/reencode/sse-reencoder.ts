@@ -30,7 +30,7 @@ export abstract class SseReencoder implements Reencoder {
   private ended = false;
   private waiting: Waiting | null = null;
   private backlog: Array<{ raw: RawSseEvent; ended: ToolCall[]; logAt: number }> = [];
-  /** While a backlog event is handled again: the tap's log length right after it was decoded. */
+  /** While an event is handled: the tap's log length right after it was decoded. */
   private replayLogAt: number | null = null;
 
   protected constructor(
@@ -79,14 +79,33 @@ export abstract class SseReencoder implements Reencoder {
     this.waiting = { providerIndex, since: this.replayLogAt ?? this.tap.log.length, resume };
   }
 
+  /**
+   * Every event is decoded here, first; `handle` then sees the decoder's result again through the
+   * tap (its `push` returns what this event ended, without decoding twice).
+   */
   private next(raw: RawSseEvent, out: WireEvent[]): void {
-    if (this.waiting === null) {
-      this.handle(raw, out);
+    const ended = raw.event === null ? NO_CALLS : this.tap.push(raw.event);
+    if (raw.event !== null && this.tap.refused) {
+      this.tap.refusedEvent();
       return;
     }
-    const ended = raw.event === null ? NO_CALLS : this.tap.push(raw.event);
-    this.backlog.push({ raw, ended, logAt: this.tap.log.length });
-    this.settle(out, false);
+    if (this.waiting !== null) {
+      this.backlog.push({ raw, ended, logAt: this.tap.log.length });
+      this.settle(out, false);
+      return;
+    }
+    this.handleDecoded(raw, ended, this.tap.log.length, out);
+  }
+
+  private handleDecoded(raw: RawSseEvent, ended: ToolCall[], logAt: number, out: WireEvent[]): void {
+    this.tap.replay = raw.event === null ? null : ended;
+    this.replayLogAt = logAt;
+    try {
+      this.handle(raw, out);
+    } finally {
+      this.tap.replay = null;
+      this.replayLogAt = null;
+    }
   }
 
   /** Resumes the waiting call once its verdict is in, then handles the events behind it. */
@@ -99,21 +118,10 @@ export abstract class SseReencoder implements Reencoder {
       waiting.resume(call, out);
       const backlog = this.backlog;
       this.backlog = [];
-      for (let i = 0; i < backlog.length; i++) {
-        const item = backlog[i] as (typeof backlog)[number];
-        if (this.waiting !== null) {
-          // Another call waits now: the rest is its backlog (decoded already).
-          this.backlog.push(item);
-          continue;
-        }
-        this.tap.replay = item.raw.event === null ? null : item.ended;
-        this.replayLogAt = item.logAt;
-        try {
-          this.handle(item.raw, out);
-        } finally {
-          this.tap.replay = null;
-          this.replayLogAt = null;
-        }
+      for (const item of backlog) {
+        // Another call waits now: the rest is its backlog (decoded already).
+        if (this.waiting !== null) this.backlog.push(item);
+        else this.handleDecoded(item.raw, item.ended, item.logAt, out);
       }
     }
   }

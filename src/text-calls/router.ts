@@ -54,6 +54,17 @@ export class TextCallRouter<Call> {
     return false;
   }
 
+  /**
+   * The provider restarted the message: the turn builder has ended every call, the text-call ones
+   * included, so what the extractors hold (open calls, held text) belongs to the dropped message.
+   */
+  reset(): void {
+    this.channels.clear();
+    this.lastBlock = null;
+    this.lastExtractor = null;
+    this.completeCalls = 0;
+  }
+
   /** The stream is over: held text is passed on and calls still open are closed as not complete. */
   end(cause: TruncationCause): void {
     for (const extractor of this.channels.values()) extractor.end(cause);

@@ -269,14 +269,20 @@ describe("Bedrock quirks", () => {
     expect(reencoder.turn).toEqual(decodeBytes("bedrock", body));
   });
 
-  it("a body cut inside a frame: the whole frames pass, the cut call is withheld, the trailing bytes follow as they came", () => {
-    const whole = encodeEventStreamBytes([messageStart, start(0, "tooluse_a", "shell"), input(0, '{"command":"ls"}')]);
+  it("a body cut inside a frame: the whole frames pass, the trailing bytes follow as they came, and the open call goes as the decoder decides it", () => {
+    const cutCall = encodeEventStreamBytes([messageStart, start(0, "tooluse_a", "shell"), input(0, '{"command":')]);
     const cut = encodeEventStreamBytes([stop(0)]).subarray(0, 9);
-    const body = concatBytes([whole, cut]);
+    const body = concatBytes([cutCall, cut]);
     const { output, reencoder } = reencode("bedrock", body, [4]);
     expect(output).toEqual(concatBytes([encodeEventStreamBytes([messageStart]), cut]));
     expect(reencoder.repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated" })]);
     expect(reencoder.turn).toEqual(decodeBytes("bedrock", body));
+
+    // Its input already a closed object, the decoder keeps the call (call_closed_at_stream_end): it goes out whole.
+    const closedInput = concatBytes([encodeEventStreamBytes([messageStart, start(0, "tooluse_a", "shell"), input(0, '{"command":"ls"}')]), cut]);
+    const kept = reencode("bedrock", closedInput, [4]);
+    expect(decodeBytes("bedrock", kept.output).toolCalls.map((call) => [call.id, call.arguments, call.complete])).toEqual([["tooluse_a", { command: "ls" }, true]]);
+    expect(kept.reencoder.repairs).toContainEqual(expect.objectContaining({ action: "rewritten", code: "call_closed_at_stream_end" }));
   });
 
   it("forwards every frame as soon as it is decided: text at once, a call at its stop", () => {

@@ -40,7 +40,8 @@ import type { Reencoder, RepairReport } from "./types.js";
  *   `MALFORMED_FUNCTION_CALL` instead, Gemini's own reason for "the model generated a call that is
  *   not valid", which clients (and toolwire) read as a turn to retry rather than an answer.
  * - Everything else passes untouched: text, thought parts and `thoughtSignature`s, other
- *   candidates, `usageMetadata`, `groundingMetadata`, prompt feedback, errors.
+ *   candidates, `usageMetadata`, `groundingMetadata`, prompt feedback, errors. A chunk the decoder
+ *   ignores (nested deeper than any call may) is not forwarded (an array element becomes `{}`).
  * - Calls are not deduplicated beyond what the decoder does: a call sent again in a later chunk is
  *   a second call to the decoder (with a unique id), and is delivered as one.
  */
@@ -178,7 +179,12 @@ class GeminiReencoder implements Reencoder {
     } else {
       const ended = this.tap.push(event);
       const data = event.data;
-      if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", wire });
+      if (this.tap.refused) {
+        // The decoder ignored it (too deep to check): not forwarded, and its parts are not calls.
+        // An array element still needs a value between its commas.
+        this.tap.refusedEvent();
+        if (this.form === "json") this.queue.push({ kind: "text", wire: "{}" });
+      } else if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", wire });
       else this.queue.push(this.track(wire, data, this.form === "sse" ? { eol: lineEnding(raw), name: event.event } : null));
       // After track(): a whole call opens and ends in the same chunk.
       this.decide(ended);

@@ -225,6 +225,19 @@ describe("Gemini re-encoding, any chunk boundary", () => {
     for (const sizes of [[body.length], [1], [5, 2]]) expect(reencode("gemini", body, sizes).output).toEqual(body);
   });
 
+  it("a chunk the decoder ignores (too deep) is not forwarded, and the calls after it keep their own ids", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 2000; i++) deep = [deep];
+    const events = [chunk([call("a", { x: 1 }), call("b", { deep })]), chunk([call("c", { y: 2 })]), finish("STOP")];
+    for (const form of ["sse", "json"] as const) {
+      const { text, repairs, again } = check(form, bodyOf(form, events));
+      expect(again.toolCalls.map((c) => c.name)).toEqual(["c"]);
+      expect(text).not.toContain('"name":"a"');
+      expect(repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "event_too_deep" }));
+      if (form === "json") expect((JSON.parse(text) as unknown[])[0]).toEqual({});
+    }
+  });
+
   it("the JSON-array splitter gives back every character, whatever the chunking", () => {
     fc.assert(
       fc.property(

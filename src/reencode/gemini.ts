@@ -1,7 +1,7 @@
 import { isPlaceholderId } from "../assemble/turn.js";
 import { numberField, stringField } from "../providers/fields.js";
 import { createDecoder } from "../providers/registry.js";
-import { stringifyJson } from "../testing/values.js";
+import { stringifyJson } from "../json/stringify.js";
 import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { JsonArraySplitter } from "./json-array-events.js";

@@ -1,3 +1,8 @@
+/**
+ * JSON text without recursion: values nested deeper than `JSON.stringify` can follow (hostile
+ * streams) still serialize, with the same output.
+ */
+
 /** `JSON.stringify(value)` for JSON data, without recursion. Same output for the values it accepts. */
 export function stringifyJson(value: unknown): string {
   const out: string[] = [];

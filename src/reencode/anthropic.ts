@@ -45,6 +45,8 @@ class AnthropicReencoder extends SseReencoder {
   private readonly held = new Map<number, HeldCall>();
   private runnable = 0;
   private invalidWithheld = 0;
+  /** Where the current message's calls begin in the tap's log (a restart begins a new message). */
+  private messageLogStart = 0;
 
   constructor(options: DecoderOptions) {
     super("anthropic", options);
@@ -54,10 +56,10 @@ class AnthropicReencoder extends SseReencoder {
     // A call whose block never closed but whose input the decoder keeps whole (a closed object,
     // `call_closed_at_stream_end`) is sent as one well-formed block, as the decoder's turn has it.
     for (const [index, held] of [...this.held]) {
-      const call = this.tap.lastEnded(index);
-      if (call?.arguments === null || call === undefined) continue;
+      const calls = this.tap.endedSince(this.messageLogStart, index);
+      if (!calls.some((call) => call.arguments !== null)) continue;
       this.held.delete(index);
-      this.release(index, held, call, out, false);
+      this.release(index, held, calls, out, false);
     }
     this.dropHeld("The stream ended before the call's content_block_stop");
   }
@@ -88,6 +90,7 @@ class AnthropicReencoder extends SseReencoder {
         this.dropHeld("A second message_start restarted the message");
         this.nextOut = 0;
         this.outIndex.clear();
+        this.messageLogStart = this.tap.log.length;
         this.runnable = 0;
         this.invalidWithheld = 0;
       }
@@ -134,8 +137,8 @@ class AnthropicReencoder extends SseReencoder {
         if (held && index !== null) {
           this.held.delete(index);
           holdWire(held.events, raw.wire);
-          const call = ended.find((candidate) => candidate.providerIndex === index);
-          if (call) this.release(index, held, call, out);
+          const calls = ended.filter((candidate) => candidate.providerIndex === index);
+          if (calls.length > 0) this.release(index, held, calls, out);
           else this.awaitVerdict(index, (verdict, later) => this.release(index, held, verdict, later));
           return;
         }
@@ -179,34 +182,45 @@ class AnthropicReencoder extends SseReencoder {
     return sseText({ ...data, index: out }, raw.event?.event);
   }
 
-  /** `closed`: the block's content_block_stop came (else the body ended first: never sent as it came). */
-  private release(index: number, held: HeldCall, call: ToolCall | undefined, out: WireEvent[], closed = true): void {
-    if (!call) {
+  /**
+   * The calls the decoder made of one tool_use block (one, or several when it split glued objects)
+   * go out as they came when they were sent well, else as well-formed blocks; the ones that did not
+   * decode are withheld. `closed`: the block's content_block_stop came (else the body ended first,
+   * and the block is never sent as it came).
+   */
+  private release(index: number, held: HeldCall, calls: readonly ToolCall[], out: WireEvent[], closed = true): void {
+    if (calls.length === 0) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
       for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
       return;
     }
-    if (call.arguments === null) {
-      if (call.complete) this.invalidWithheld++;
-      this.tap.withheld(call);
-      return;
-    }
-    this.runnable++;
-    const outIndex = this.assign(index);
     const startInput = held.block.input;
     // `input: null` means "none" to toolwire, but clients that validate the block (the AI SDK) drop it.
     const emptyStart = startInput === undefined || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
-    const asSent = closed && decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
-    if (asSent) {
-      for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
-      return;
+    let first = true;
+    for (const call of calls) {
+      const isFirst = first;
+      first = false;
+      if (call.arguments === null) {
+        if (call.complete) this.invalidWithheld++;
+        this.tap.withheld(call);
+        continue;
+      }
+      this.runnable++;
+      // The block's own index goes to its first delivered call; calls split from it get new ones.
+      const outIndex = this.outIndex.has(index) ? this.nextOut++ : this.assign(index);
+      const asSent = isFirst && calls.length === 1 && closed && decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
+      if (asSent) {
+        for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
+        continue;
+      }
+      const extra = extraFields(call, ["blockType"]);
+      out.push(sseText({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
+      out.push(sseText({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
+      out.push(sseText({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
+      this.tap.rewritten(call, [...(emptyStart || !isFirst ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
     }
-    const extra = extraFields(call, ["blockType"]);
-    out.push(sseText({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
-    out.push(sseText({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
-    out.push(sseText({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
-    this.tap.rewritten(call, [...(emptyStart ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
   }
 
   /** Calls still open when the message ended, errored or restarted: cut, so never delivered. */

@@ -74,22 +74,17 @@ export class DecoderTap {
     return this.started - this.endedCount;
   }
 
-  /** The call at `providerIndex` that ended last. */
-  lastEnded(providerIndex: number): ToolCall | undefined {
-    for (let i = this.log.length - 1; i >= 0; i--) {
-      const call = this.log[i] as ToolCall;
-      if (call.providerIndex === providerIndex) return call;
-    }
-    return undefined;
-  }
-
-  /** The call at `providerIndex` that ended at or after position `since` of the log. */
-  endedSince(since: number, providerIndex: number): ToolCall | undefined {
+  /**
+   * The calls at `providerIndex` that ended at or after position `since` of the log: one, or
+   * several when the decoder split glued objects into calls of their own.
+   */
+  endedSince(since: number, providerIndex: number): ToolCall[] {
+    const found: ToolCall[] = [];
     for (let i = since; i < this.log.length; i++) {
       const call = this.log[i] as ToolCall;
-      if (call.providerIndex === providerIndex) return call;
+      if (call.providerIndex === providerIndex) found.push(call);
     }
-    return undefined;
+    return found;
   }
 
   report(report: Omit<RepairReport, "stage" | "provider">): void {

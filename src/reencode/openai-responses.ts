@@ -1,6 +1,6 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { holdWire, sseComment, sseText, type RawSseEvent, type WireEvent } from "./sse-events.js";
+import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
@@ -34,8 +34,13 @@ interface HeldItem {
 
 class OpenAIResponsesReencoder extends SseReencoder {
   private readonly held = new Map<number, HeldItem>();
-  /** Item id (and call_id) → the item as delivered, or null when withheld. */
-  private readonly changed = new Map<string, Record<string, unknown> | null>();
+  /** Item id (and call_id) → the items delivered in its place (none when withheld). */
+  private readonly changed = new Map<string, Array<Record<string, unknown>>>();
+  /**
+   * Items added after a wire item whose arguments the decoder split into several calls: every
+   * later item's output_index moves up by their count, so the client's output list has no clash.
+   */
+  private readonly inserted: Array<{ after: number; count: number }> = [];
 
   constructor(options: DecoderOptions) {
     super("openai-responses", options);
@@ -45,9 +50,9 @@ class OpenAIResponsesReencoder extends SseReencoder {
     // What the decoder made of each call still held: runnable ones are re-sent whole.
     for (const [index, held] of this.held) {
       const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
-      if (calls.length === 1 && calls[0]?.arguments !== null) {
+      if (calls.some((call) => call.arguments !== null)) {
         this.held.delete(index);
-        this.rewrite(held, held.item, calls[0] as ToolCall, out);
+        this.deliver(held, held.item, calls, out);
       }
     }
     this.dropHeld("The stream ended before the call's output_item.done");
@@ -92,46 +97,80 @@ class OpenAIResponsesReencoder extends SseReencoder {
           if (!isPlainObject(item)) return [item];
           const key = typeof item.id === "string" ? item.id : typeof item.call_id === "string" ? item.call_id : null;
           if (key === null || !this.changed.has(key)) return [item];
-          const replacement = this.changed.get(key);
-          return replacement ? [replacement] : [];
+          return this.changed.get(key) ?? [];
         });
         out.push(sseText({ ...data, response: { ...data.response, output } }, event.event));
         return;
       }
     }
-    out.push(raw.wire);
+    out.push(outputIndex === null ? raw.wire : this.moved(raw, data, outputIndex));
   }
 
   private release(held: HeldItem, doneItem: Record<string, unknown>, out: WireEvent[], waited = false): void {
     const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === held.outputIndex);
     if (calls.length === 0 && !waited) {
       // Closed with arguments that do not parse strictly: the decoder decides with the stop reason.
-      this.awaitVerdict(held.outputIndex, (_call, later) => this.release(held, doneItem, later, true));
+      this.awaitVerdict(held.outputIndex, (_calls, later) => this.release(held, doneItem, later, true));
       return;
     }
-    const call = calls.length === 1 ? (calls[0] as ToolCall) : null;
-    if (!call) {
-      // A `parallel` wrapper (several calls from one item) or a call the decoder did not keep.
+    if (calls.length === 0) {
+      // A call the decoder did not keep (over a limit): pass it on as it came.
+      for (const event of held.events) out.push(this.shiftOf(held.outputIndex) === 0 ? event : this.movedText(event));
+      return;
+    }
+    const call = calls[0] as ToolCall;
+    if (calls.length === 1 && call.arguments !== null && decodedAsSent(call) && doneItem.call_id === call.id && this.shiftOf(held.outputIndex) === 0) {
       for (const event of held.events) out.push(event);
       return;
     }
-    const itemId = typeof doneItem.id === "string" ? doneItem.id : typeof held.item.id === "string" ? held.item.id : null;
-    if (call.arguments === null) {
-      this.tap.withheld(call);
-      if (itemId) this.changed.set(itemId, null);
-      return;
-    }
-    if (decodedAsSent(call) && doneItem.call_id === call.id) {
-      for (const event of held.events) out.push(event);
-      return;
-    }
-    this.rewrite(held, doneItem, call, out);
+    this.deliver(held, doneItem, calls, out);
   }
 
-  /** The item re-sent as one well-formed call with the arguments toolwire decoded. */
-  private rewrite(held: HeldItem, doneItem: Record<string, unknown>, call: ToolCall, out: WireEvent[]): void {
+  /**
+   * The calls the decoder made of one item: runnable ones re-sent as well-formed items (the first
+   * in the item's place, any split from it right after), the others withheld.
+   */
+  private deliver(held: HeldItem, doneItem: Record<string, unknown>, calls: readonly ToolCall[], out: WireEvent[]): void {
     const itemId = typeof doneItem.id === "string" ? doneItem.id : typeof held.item.id === "string" ? held.item.id : null;
-    const base = { ...held.item, ...doneItem };
+    const delivered: Array<Record<string, unknown>> = [];
+    const at = held.outputIndex + this.shiftOf(held.outputIndex);
+    for (const call of calls) {
+      if (call.arguments === null) {
+        this.tap.withheld(call);
+        continue;
+      }
+      const id = delivered.length === 0 ? itemId : `${itemId ?? "fc"}_tw${delivered.length + 1}`;
+      delivered.push(this.rewrite(held, doneItem, call, out, at + delivered.length, id));
+    }
+    if (delivered.length > 1) this.inserted.push({ after: held.outputIndex, count: delivered.length - 1 });
+    if (itemId) this.changed.set(itemId, delivered);
+  }
+
+  /** How far the item at wire output index `index` moves up (items inserted before it). */
+  private shiftOf(index: number): number {
+    let shift = 0;
+    for (const { after, count } of this.inserted) if (after < index) shift += count;
+    return shift;
+  }
+
+  /** An event as it came, or with its output_index moved up past inserted items. */
+  private moved(raw: RawSseEvent, data: Record<string, unknown>, outputIndex: number): WireEvent {
+    const shift = this.shiftOf(outputIndex);
+    if (shift === 0) return raw.wire;
+    const moved: Record<string, unknown> = { ...data, output_index: outputIndex + shift };
+    return sseText(moved, raw.event?.event);
+  }
+
+  /** Held events with their output_index moved (read again from their text: rare, and only then). */
+  private movedText(held: WireEvent): string {
+    const splitter = new SseEventSplitter();
+    const events = [...splitter.pushText(wireText(held)), ...splitter.finish()];
+    return events.map((raw) => (raw.event && isPlainObject(raw.event.data) && typeof raw.event.data.output_index === "number" ? wireText(this.moved(raw, raw.event.data, raw.event.data.output_index)) : raw.raw)).join("");
+  }
+
+  /** The item re-sent as one well-formed call with the arguments toolwire decoded, at `outputIndex`. */
+  private rewrite(held: HeldItem, doneItem: Record<string, unknown>, call: ToolCall, out: WireEvent[], outputIndex: number, itemId: string | null): Record<string, unknown> {
+    const base: Record<string, unknown> = { ...held.item, ...doneItem, ...(itemId !== null ? { id: itemId } : {}) };
     const custom = base.type === "custom_tool_call";
     const args = custom ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
     const field = custom ? "input" : "arguments";
@@ -141,20 +180,20 @@ class OpenAIResponsesReencoder extends SseReencoder {
       const value = held.sequence[Math.min(n, held.sequence.length - 1)];
       return value === undefined ? {} : { sequence_number: value };
     };
-    const ids = { ...(itemId ? { item_id: itemId } : {}), output_index: held.outputIndex };
-    out.push(sseText({ type: "response.output_item.added", ...seq(0), output_index: held.outputIndex, item: { ...base, call_id: call.id, name: call.name, [field]: "", status: "in_progress" } }, "response.output_item.added"));
+    const ids = { ...(itemId ? { item_id: itemId } : {}), output_index: outputIndex };
+    out.push(sseText({ type: "response.output_item.added", ...seq(0), output_index: outputIndex, item: { ...base, call_id: call.id, name: call.name, [field]: "", status: "in_progress" } }, "response.output_item.added"));
     out.push(sseText({ type: `${events}.delta`, ...seq(1), ...ids, delta: args }, `${events}.delta`));
     out.push(sseText({ type: `${events}.done`, ...seq(2), ...ids, [field]: args }, `${events}.done`));
-    out.push(sseText({ type: "response.output_item.done", ...seq(3), output_index: held.outputIndex, item }, "response.output_item.done"));
-    if (itemId) this.changed.set(itemId, item);
+    out.push(sseText({ type: "response.output_item.done", ...seq(3), output_index: outputIndex, item }, "response.output_item.done"));
     this.tap.rewritten(call);
+    return item;
   }
 
   private dropHeld(why: string): void {
     for (const [index, held] of this.held) {
       this.held.delete(index);
       const id = typeof held.item.id === "string" ? held.item.id : null;
-      if (id) this.changed.set(id, null);
+      if (id) this.changed.set(id, []);
       this.tap.report({
         action: "withheld",
         code: "truncated",

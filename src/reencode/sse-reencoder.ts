@@ -9,7 +9,8 @@ interface Waiting {
   providerIndex: number;
   /** Position in the tap's log from which the call's end is looked for. */
   since: number;
-  resume: (call: ToolCall | undefined, out: WireEvent[]) => void;
+  /** Gets the calls the decoder ended for the block (none if it never did: a call it did not keep). */
+  resume: (calls: ToolCall[], out: WireEvent[]) => void;
 }
 
 const NO_CALLS: ToolCall[] = [];
@@ -112,10 +113,10 @@ export abstract class SseReencoder implements Reencoder {
   private settle(out: WireEvent[], atEnd: boolean): void {
     while (this.waiting !== null) {
       const waiting = this.waiting;
-      const call = this.tap.endedSince(waiting.since, waiting.providerIndex);
-      if (call === undefined && !atEnd) return;
+      const calls = this.tap.endedSince(waiting.since, waiting.providerIndex);
+      if (calls.length === 0 && !atEnd) return;
       this.waiting = null;
-      waiting.resume(call, out);
+      waiting.resume(calls, out);
       const backlog = this.backlog;
       this.backlog = [];
       for (const item of backlog) {

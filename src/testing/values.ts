@@ -4,15 +4,15 @@
  * few thousand levels down), so everything here walks with an explicit stack.
  */
 
+import { stringifyJson } from "../json/stringify.js";
+
+/** `JSON.stringify(value)` for JSON data, without recursion (see json/stringify.ts). */
+export { stringifyJson };
 
 /**
  * The first difference between two JSON-like values, as a path and a short reason, or null when
  * they are equal. Object keys holding `undefined` count as absent, as in `toEqual`.
  */
-import { stringifyJson } from "../json/stringify.js";
-
-export { stringifyJson };
-
 export function firstDifference(a: unknown, b: unknown, maxNodes = Number.POSITIVE_INFINITY): string | null {
   const stack: Array<[unknown, unknown, string]> = [[a, b, "$"]];
   let visited = 0;

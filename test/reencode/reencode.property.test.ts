@@ -29,19 +29,20 @@ function split(text: string, cuts: readonly number[]): string[] {
   return out.filter((piece) => piece !== "");
 }
 
-type Quirk = "plain" | "kimi" | "start_only" | "duplicate_id" | "cut" | "invalid" | "repairable";
+type Quirk = "plain" | "kimi" | "start_only" | "duplicate_id" | "cut" | "invalid" | "repairable" | "glued";
 
 /** A call's JSON as a model may close it: as sent, not JSON at all, or with a trailing comma (a lossless repair). */
 function brokenJson(json: string, quirk: Quirk | "none"): string {
   if (quirk === "invalid") return json.slice(0, -1);
   if (quirk === "repairable") return `${json.slice(0, -1)},}`;
+  if (quirk === "glued") return `${json}{"n":2}`;
   return json;
 }
 
 const anthropicTurn = fc.record({
   text: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
   calls: fc.array(
-    fc.record({ args, quirk: fc.constantFrom<Quirk>("plain", "plain", "kimi", "start_only", "duplicate_id", "invalid", "repairable"), cuts: fc.array(fc.nat(80), { maxLength: 4 }), textAfter: fc.boolean() }),
+    fc.record({ args, quirk: fc.constantFrom<Quirk>("plain", "plain", "kimi", "start_only", "duplicate_id", "invalid", "repairable", "glued"), cuts: fc.array(fc.nat(80), { maxLength: 4 }), textAfter: fc.boolean() }),
     { minLength: 1, maxLength: 3 },
   ),
   cutLast: fc.boolean(),
@@ -113,7 +114,7 @@ function checkRoundTrip(provider: ProviderName, events: ProviderEvent[], sizes: 
 }
 
 describe("re-encoding generated quirky turns", () => {
-  it("Anthropic: Kimi start input, start-only input, duplicate ids, invalid and repairable calls, text between calls, max_tokens cuts, pings", () => {
+  it("Anthropic: Kimi start input, start-only input, duplicate ids, invalid, repairable and glued calls, text between calls, max_tokens cuts, pings", () => {
     fc.assert(
       fc.property(anthropicTurn, fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 4 }), (turn, sizes) => checkRoundTrip("anthropic", anthropicEvents(turn), sizes)),
       { numRuns: 150 },
@@ -165,7 +166,7 @@ describe("re-encoding generated quirky turns", () => {
 
   it("Responses: invalid and repairable calls, duplicate call ids, text between calls, cut by max_output_tokens", () => {
     const responsesTurn = fc.record({
-      calls: fc.array(fc.record({ args, broken: fc.constantFrom<Quirk | "none">("none", "none", "invalid", "repairable"), cuts: fc.array(fc.nat(80), { maxLength: 4 }), textAfter: fc.boolean() }), { minLength: 1, maxLength: 3 }),
+      calls: fc.array(fc.record({ args, broken: fc.constantFrom<Quirk | "none">("none", "none", "invalid", "repairable", "glued"), cuts: fc.array(fc.nat(80), { maxLength: 4 }), textAfter: fc.boolean() }), { minLength: 1, maxLength: 3 }),
       duplicateIds: fc.boolean(),
       cutLast: fc.boolean(),
     });

@@ -99,6 +99,8 @@ export class SseEventSplitter {
   private splitChunk(text: string, chunk: Uint8Array): RawSseEvent[] {
     this.chunk = chunk;
     this.byteStart = 0;
+    this.endsFound = 0;
+    this.endsScanned = 0;
     try {
       return this.split(text);
     } finally {
@@ -112,9 +114,10 @@ export class SseEventSplitter {
       return this.pushLf(text);
     }
     this.lfOnly = false;
-    // Blank lines here may end in CR, which the bytes would need a second walk to find.
-    this.byteStart = -1;
     const out: RawSseEvent[] = [];
+    // Line ends seen in this text: an event ends right after one, and the n-th CR or LF of the text
+    // is the n-th CR or LF byte of the chunk (both are ASCII, never part of another character).
+    let ends = 0;
     let start = 0;
     // Locals, not fields, in the loop: this runs once per character of the body.
     let lineLength = this.lineLength;
@@ -132,24 +135,27 @@ export class SseEventSplitter {
         boundaryAfterCR = false;
         if (code === LF) {
           afterCR = false;
-          out.push(this.take(text, start, i + 1, -1));
+          ends++;
+          out.push(this.take(text, start, i + 1, this.afterLineEnd(ends)));
           start = i + 1;
           continue;
         }
-        out.push(this.take(text, start, i, -1));
+        out.push(this.take(text, start, i, this.afterLineEnd(ends)));
         start = i;
       }
       if (code === LF) {
+        ends++;
         if (afterCR) {
           afterCR = false;
           continue;
         }
         if (lineLength === 0) {
-          out.push(this.take(text, start, i + 1, -1));
+          out.push(this.take(text, start, i + 1, this.afterLineEnd(ends)));
           start = i + 1;
         }
         lineLength = 0;
       } else if (code === CR) {
+        ends++;
         afterCR = true;
         if (lineLength === 0) boundaryAfterCR = true;
         lineLength = 0;
@@ -192,6 +198,26 @@ export class SseEventSplitter {
     return out;
   }
 
+  /** CR or LF bytes of the chunk found so far, and where the search for the next one resumes. */
+  private endsFound = 0;
+  private endsScanned = 0;
+
+  /** Where the chunk's bytes are just past its `n`-th CR or LF byte (0 for none; -1 when not known). */
+  private afterLineEnd(n: number): number {
+    const chunk = this.chunk;
+    if (chunk === null) return -1;
+    if (n === 0) return 0;
+    let at = this.endsScanned;
+    while (this.endsFound < n) {
+      while (at < chunk.length && chunk[at] !== LF && chunk[at] !== CR) at++;
+      if (at >= chunk.length) return -1;
+      this.endsFound++;
+      at++;
+    }
+    this.endsScanned = at;
+    return at;
+  }
+
   /** Where the first LF LF of the chunk's bytes at or after `byteStart + skip` ends (-1 when not known). */
   private blankLineEnd(skip: number): number {
     const chunk = this.chunk;
@@ -231,6 +257,9 @@ export class SseEventSplitter {
     this.pendingLfOnly = true;
     let bytes: WireBytes | null = null;
     const chunk = this.chunk;
+    // An event that ends where this chunk begins ends on the last byte before it, its line end,
+    // unless the decoder carried the start of a character over: those bytes begin the next event.
+    if (byteEnd === 0 && this.pendingBytes !== null && !endsOnLineEnd(this.pendingBytes)) byteEnd = -1;
     if (chunk !== null && this.byteStart >= 0 && byteEnd >= 0 && this.pendingBytes !== null) {
       if (this.pendingBytes.length === 0) bytes = new WireBytes(chunk, this.byteStart, byteEnd);
       else {
@@ -245,6 +274,14 @@ export class SseEventSplitter {
 }
 
 const NO_BYTES = new Uint8Array(0);
+
+function endsOnLineEnd(pieces: readonly Uint8Array[]): boolean {
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const piece = pieces[i] as Uint8Array;
+    if (piece.length > 0) return piece[piece.length - 1] === LF || piece[piece.length - 1] === CR;
+  }
+  return false;
+}
 
 /** The event an SSE block dispatches (WHATWG rules: `data` lines joined by LF), or null. */
 export function parseSseEvent(text: string): ProviderEvent | null {

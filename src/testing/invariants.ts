@@ -573,7 +573,10 @@ export function checkReencoded(original: DecodeRun, reencoded: DecodeRun): Viola
     return { id: call.id, name: call.name, arguments: args };
   });
   const runnable = a.toolCalls.filter((call) => call.arguments !== null).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
-  if (stringifyJson(delivered) !== stringifyJson(runnable)) {
+  // Compared by id, not position: a call split from glued objects is numbered by the decoder when
+  // it is split, the re-encoder sends it right after the block it came from.
+  const byId = (calls: ReadonlyArray<{ id: string; name: string; arguments: unknown }>): string => stringifyJson([...calls].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)));
+  if (byId(delivered) !== byId(runnable)) {
     found.push(violation("reencode_roundtrip", `re-encoded, the stream delivers ${delivered.length} call(s) (${delivered.map((c) => c.name).join(", ")}) where the original has ${runnable.length} runnable (${runnable.map((c) => c.name).join(", ")})`, "calls"));
   }
   for (const call of b.toolCalls) {

@@ -270,9 +270,9 @@ export class TextCallExtractor implements ParseContext {
   }
 
   /**
-   * Whether `text` may hold the start of a marker: a first character of one followed by a second
-   * character of one (or by the end of the text). One pass, no allocation: most `<` and `[` in
-   * text ("a < b", "Array<T>", "[1]") are rejected here without leaving the fast path.
+   * Whether `text` may hold the start of a marker: a whole one, or the start of one that the text
+   * ends in. No allocation: the `<` and `[` of ordinary text ("a < b", "Array<T>", "[1]", "<tag>")
+   * are rejected here without leaving the fast path.
    */
   private mayStartMarker(text: string): boolean {
     const firstChars = this.firstChars;
@@ -281,7 +281,8 @@ export class TextCallExtractor implements ParseContext {
     for (let f = 0; f < firstChars.length; f++) {
       // indexOf is native: on text deltas it beats a loop over the characters.
       for (let k = text.indexOf(firstChars[f] as string); k >= 0; k = text.indexOf(firstChars[f] as string, k + 1)) {
-        if (k + 1 === text.length || this.pairCodes.includes(text.charCodeAt(k) * 65536 + text.charCodeAt(k + 1))) return true;
+        // A marker, or the start of one at the end of the text; "<tag>" or "<|endoftext|>" stay on the fast path.
+        if (this.markerAt(text, k) !== null) return true;
       }
     }
     return false;

@@ -47,7 +47,15 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   protected endHeld(out: WireEvent[]): void {
-    // What the decoder made of each call still held: runnable ones are re-sent whole.
+    this.deliverDecided(out);
+    this.dropHeld("The stream ended before the call's output_item.done");
+  }
+
+  /**
+   * Items still held when the response ends: those the decoder ended with runnable arguments
+   * (their arguments were done, or the terminal response carries the item) are re-sent whole.
+   */
+  private deliverDecided(out: WireEvent[]): void {
     for (const [index, held] of this.held) {
       const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
       if (calls.some((call) => call.arguments !== null)) {
@@ -55,7 +63,6 @@ class OpenAIResponsesReencoder extends SseReencoder {
         this.deliver(held, held.item, calls, out);
       }
     }
-    this.dropHeld("The stream ended before the call's output_item.done");
   }
 
   protected handle(raw: RawSseEvent, out: WireEvent[]): void {
@@ -91,6 +98,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
       return;
     }
     if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {
+      this.deliverDecided(out);
       this.dropHeld(type === "response.incomplete" ? "The response ended incomplete inside the call" : "The response ended before the call's output_item.done");
       if (this.changed.size > 0 && isPlainObject(data.response) && Array.isArray(data.response.output)) {
         const output = data.response.output.flatMap((item) => {

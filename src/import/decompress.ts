@@ -1,3 +1,4 @@
+import { concatBytes } from "../util/bytes.js";
 import { ImportError } from "./errors.js";
 import { GZIP_MAGIC, startsWithBytes } from "./text.js";
 
@@ -40,13 +41,7 @@ export async function inflate(bytes: Uint8Array, coding: ContentCoding, file: st
     if (error instanceof ImportError) throw error;
     throw new ImportError(`${label}the ${coding} body cannot be decompressed: ${error instanceof Error ? error.message : String(error)}`, "malformed", file);
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RecordedStream } from "../framing/records.js";
+import { concatBytes } from "../util/bytes.js";
 import { ImportError } from "./errors.js";
 import type { BodyInflater } from "./decompress.js";
 import { exchangeToStream, type HttpExchange } from "./http.js";
@@ -55,7 +56,6 @@ function splitMessage(bytes: Uint8Array, what: string, file: string): RawMessage
 /** Removes HTTP/1.1 chunked transfer coding (chunk extensions and trailers are dropped). */
 export function dechunk(body: Uint8Array, what: string, file: string): Uint8Array {
   const parts: Uint8Array[] = [];
-  let total = 0;
   let pos = 0;
   while (true) {
     const lineEnd = indexOfSequence(body, CRLF, pos);
@@ -71,20 +71,13 @@ export function dechunk(body: Uint8Array, what: string, file: string): Uint8Arra
       throw new ImportError(`${what}: chunk of ${size} bytes at byte ${pos} runs past the end of the body`, "malformed", file);
     }
     parts.push(body.subarray(start, start + size));
-    total += size;
     pos = start + size;
     if (body[pos] !== 0x0d || body[pos + 1] !== 0x0a) {
       throw new ImportError(`${what}: chunk at byte ${start} is not followed by CRLF`, "malformed", file);
     }
     pos += 2;
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 export function httprrToStreams(bytes: Uint8Array, file: string, notes: string[], inflater?: BodyInflater): RecordedStream[] {

@@ -12,6 +12,21 @@ const cases = (["anthropic", "openai-chat", "openai-responses"] as const).flatMa
   testdataFiles(provider).flatMap((file) => file.streams.map((stream) => ({ key: `${provider}/${file.name}#${stream.sequence ?? ""}`, provider, events: stream.events }))),
 );
 
+/** Splits `bytes` after every `sizes[i % n]` bytes and collects the events. */
+function split(bytes: Uint8Array, sizes: readonly number[]) {
+  const splitter = new SseEventSplitter();
+  const out = [];
+  let offset = 0;
+  let turn = 0;
+  while (offset < bytes.length) {
+    const size = sizes[turn++ % sizes.length] as number;
+    out.push(...splitter.push(bytes.subarray(offset, offset + size)));
+    offset += size;
+  }
+  out.push(...splitter.finish());
+  return out;
+}
+
 describe("SSE event splitter", () => {
   it("gives back every byte, in events, whatever the chunking and line endings", () => {
     fc.assert(
@@ -21,17 +36,7 @@ describe("SSE event splitter", () => {
         fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
         (events, eol, sizes) => {
           const text = events.map((event) => `${event.name !== undefined ? `event: ${event.name}${eol}` : ""}data: ${event.data}${eol}${eol}`).join("");
-          const bytes = encoder.encode(text);
-          const splitter = new SseEventSplitter();
-          const out = [];
-          let offset = 0;
-          let turn = 0;
-          while (offset < bytes.length) {
-            const size = sizes[turn++ % sizes.length] as number;
-            out.push(...splitter.push(bytes.subarray(offset, offset + size)));
-            offset += size;
-          }
-          out.push(...splitter.finish());
+          const out = split(encoder.encode(text), sizes);
           expect(out.map((event) => event.raw).join("")).toBe(text);
           const dispatched = out.filter((event) => event.event !== null);
           expect(dispatched.map((event) => event.event?.event)).toEqual(events.map((event) => event.name));
@@ -48,21 +53,6 @@ describe("SSE event splitter: the bytes of each event", () => {
     fc.string({ maxLength: 6 }),
   );
   const badBytes = fc.constantFrom([0x80], [0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xff], [0xef, 0xbb, 0xbf]);
-
-  /** Splits `bytes` after every `sizes[i % n]` bytes and collects the events. */
-  function split(bytes: Uint8Array, sizes: readonly number[]) {
-    const splitter = new SseEventSplitter();
-    const out = [];
-    let offset = 0;
-    let turn = 0;
-    while (offset < bytes.length) {
-      const size = sizes[turn++ % sizes.length] as number;
-      out.push(...splitter.push(bytes.subarray(offset, offset + size)));
-      offset += size;
-    }
-    out.push(...splitter.finish());
-    return out;
-  }
 
   it("forwards valid UTF-8 as the very bytes that came, wherever the chunks cut characters", () => {
     fc.assert(

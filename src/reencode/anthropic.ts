@@ -36,6 +36,8 @@ interface HeldCall {
   block: Record<string, unknown>;
   /** Every delta was an `input_json_delta` with a string. */
   plainDeltas: boolean;
+  /** The tap's log length when the block started: calls ended before belong to earlier blocks. */
+  since: number;
 }
 
 class AnthropicReencoder extends SseReencoder {
@@ -45,8 +47,6 @@ class AnthropicReencoder extends SseReencoder {
   private readonly held = new Map<number, HeldCall>();
   private runnable = 0;
   private invalidWithheld = 0;
-  /** Where the current message's calls begin in the tap's log (a restart begins a new message). */
-  private messageLogStart = 0;
 
   constructor(options: DecoderOptions) {
     super("anthropic", options);
@@ -56,12 +56,27 @@ class AnthropicReencoder extends SseReencoder {
     // A call whose block never closed but whose input the decoder keeps whole (a closed object,
     // `call_closed_at_stream_end`) is sent as one well-formed block, as the decoder's turn has it.
     for (const [index, held] of [...this.held]) {
-      const calls = this.tap.endedSince(this.messageLogStart, index);
+      const calls = this.tap.endedSince(held.since, index);
       if (!calls.some((call) => call.arguments !== null)) continue;
       this.held.delete(index);
       this.release(index, held, calls, out, false);
     }
     this.dropHeld("The stream ended before the call's content_block_stop");
+    this.flushDeferredDelta(out);
+  }
+
+  /**
+   * The message_delta that came while calls were still held: their content_block_stop may follow
+   * it (servers do send it late), so it goes out once they are decided, or when anything else
+   * comes.
+   */
+  private deferredDelta: { raw: RawSseEvent; data: Record<string, unknown>; name: string | undefined } | null = null;
+
+  private flushDeferredDelta(out: WireEvent[]): void {
+    const deferred = this.deferredDelta;
+    if (deferred === null) return;
+    this.deferredDelta = null;
+    this.sendDelta(deferred.raw, deferred.data, deferred.name, out);
   }
 
   protected handle(raw: RawSseEvent, out: WireEvent[]): void {
@@ -80,6 +95,9 @@ class AnthropicReencoder extends SseReencoder {
       return;
     }
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
+    if (this.deferredDelta !== null && !(this.held.has(typeof data.index === "number" ? data.index : -1) && (type === "content_block_delta" || type === "content_block_stop"))) {
+      this.flushDeferredDelta(out);
+    }
     if (type === "ping") {
       out.push(raw.wire);
       return;
@@ -90,7 +108,6 @@ class AnthropicReencoder extends SseReencoder {
         this.dropHeld("A second message_start restarted the message");
         this.nextOut = 0;
         this.outIndex.clear();
-        this.messageLogStart = this.tap.log.length;
         this.runnable = 0;
         this.invalidWithheld = 0;
       }
@@ -114,7 +131,7 @@ class AnthropicReencoder extends SseReencoder {
         const block = isPlainObject(data.content_block) ? data.content_block : null;
         if (index !== null && block?.type === "tool_use") {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { events: [raw.wire], block, plainDeltas: true });
+          this.held.set(index, { events: [raw.wire], block, plainDeltas: true, since: this.tap.log.length });
           return;
         }
         if (index !== null) this.assign(index);
@@ -140,6 +157,7 @@ class AnthropicReencoder extends SseReencoder {
           const calls = ended.filter((candidate) => candidate.providerIndex === index);
           if (calls.length > 0) this.release(index, held, calls, out);
           else this.awaitVerdict(index, (verdict, later) => this.release(index, held, verdict, later));
+          if (this.held.size === 0) this.flushDeferredDelta(out);
           return;
         }
         out.push(this.mapped(raw, data, index));
@@ -148,24 +166,35 @@ class AnthropicReencoder extends SseReencoder {
       case "message_delta": {
         const delta = isPlainObject(data.delta) ? data.delta : null;
         const stopReason = typeof delta?.stop_reason === "string" ? delta.stop_reason : typeof data.stop_reason === "string" ? data.stop_reason : null;
-        this.dropHeld(stopReason === "max_tokens" ? "The model hit max_tokens inside the call" : "The message ended before the call's content_block_stop", undefined, stopReason === "max_tokens" ? "max_tokens" : undefined);
-        let rewritten: Record<string, unknown> | null = null;
-        if (!delta) {
-          const { stop_reason: _reason, stop_sequence: sequence, type: _type, usage, ...rest } = data;
-          rewritten = { type: "message_delta", ...rest, delta: { stop_reason: stopReason, stop_sequence: typeof sequence === "string" ? sequence : null }, ...(usage !== undefined ? { usage } : {}) };
-          this.tap.report({ action: "normalized", code: "message_delta_flat", message: "message_delta carried stop_reason at the top; it was moved into `delta`, where clients read it." });
+        if (this.held.size > 0 && stopReason !== "max_tokens") {
+          this.deferredDelta = { raw, data, name: event.event };
+          return;
         }
-        if (stopReason === "tool_use" && this.runnable === 0 && this.invalidWithheld > 0) {
-          const base = rewritten ?? data;
-          rewritten = { ...base, delta: { ...(isPlainObject(base.delta) ? base.delta : {}), stop_reason: "end_turn" } };
-          this.tap.report({ action: "normalized", code: "stop_reason_without_calls", message: "Every tool call of the turn was withheld, so stop_reason tool_use became end_turn." });
-        }
-        out.push(rewritten ? sseText(rewritten, event.event ?? "message_delta") : raw.wire);
+        this.sendDelta(raw, data, event.event, out);
         return;
       }
       default:
         out.push(index !== null ? this.mapped(raw, data, index) : raw.wire);
     }
+  }
+
+  /** message_delta: calls still held are cut; the stop reason is made to agree with what was delivered. */
+  private sendDelta(raw: RawSseEvent, data: Record<string, unknown>, name: string | undefined, out: WireEvent[]): void {
+    const delta = isPlainObject(data.delta) ? data.delta : null;
+    const stopReason = typeof delta?.stop_reason === "string" ? delta.stop_reason : typeof data.stop_reason === "string" ? data.stop_reason : null;
+    this.dropHeld(stopReason === "max_tokens" ? "The model hit max_tokens inside the call" : "The message ended before the call's content_block_stop", undefined, stopReason === "max_tokens" ? "max_tokens" : undefined);
+    let rewritten: Record<string, unknown> | null = null;
+    if (!delta) {
+      const { stop_reason: _reason, stop_sequence: sequence, type: _type, usage, ...rest } = data;
+      rewritten = { type: "message_delta", ...rest, delta: { stop_reason: stopReason, stop_sequence: typeof sequence === "string" ? sequence : null }, ...(usage !== undefined ? { usage } : {}) };
+      this.tap.report({ action: "normalized", code: "message_delta_flat", message: "message_delta carried stop_reason at the top; it was moved into `delta`, where clients read it." });
+    }
+    if (stopReason === "tool_use" && this.runnable === 0 && this.invalidWithheld > 0) {
+      const base = rewritten ?? data;
+      rewritten = { ...base, delta: { ...(isPlainObject(base.delta) ? base.delta : {}), stop_reason: "end_turn" } };
+      this.tap.report({ action: "normalized", code: "stop_reason_without_calls", message: "Every tool call of the turn was withheld, so stop_reason tool_use became end_turn." });
+    }
+    out.push(rewritten ? sseText(rewritten, name ?? "message_delta") : raw.wire);
   }
 
   private assign(wireIndex: number): number {

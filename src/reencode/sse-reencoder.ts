@@ -59,10 +59,17 @@ export abstract class SseReencoder implements Reencoder {
     if (this.ended) return [];
     this.ended = true;
     const out: WireEvent[] = [];
-    for (const event of this.splitter.finish()) this.next(event, out);
+    // What the body ends with but dispatches nothing (a line cut before its blank line) goes out
+    // last: forwarded now, it would run into the front of events still held.
+    const trailing: WireEvent[] = [];
+    for (const event of this.splitter.finish()) {
+      if (event.event === null) trailing.push(event.wire);
+      else this.next(event, out);
+    }
     this.tap.end();
     this.settle(out, true);
     this.endHeld(out);
+    for (const wire of trailing) out.push(wire);
     return encodeOut(out);
   }
 

@@ -55,6 +55,14 @@ export function materialize(fuzzCase: FuzzCase): MaterializedCase {
   return { ...fuzzCase, mutated: applyEventMutations(fuzzCase.provider, fuzzCase.source.events, fuzzCase.plan.events) };
 }
 
+/**
+ * Bytes that may be cut short but hold nothing corrupt: a re-encoder forwards what it cannot read
+ * as it came, so invalid UTF-8 or corrupt bytes inside an event are the client's to reject.
+ */
+function intactBytes(bytes: MutationPlan["bytes"]): boolean {
+  return bytes.invalidUtf8.length === 0 && bytes.corrupt.length === 0;
+}
+
 /** Keep-alives, line endings, comments or field order were used: the plain encoding must agree. */
 function usesFreedoms(plan: MutationPlan): boolean {
   const b = plan.bytes;
@@ -112,7 +120,7 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
   }
   // What the repairing fetch and the proxy send on decodes to the same runnable calls, well-formed.
   // Text calls stay text on the wire; limits cut differently on a re-encoded stream.
-  if (REENCODED_PROVIDERS.includes(provider) && framing === defaultFraming(provider) && isBenign(plan.bytes) && !limits && !plan.textCalls && ran("reencode_roundtrip")) {
+  if (REENCODED_PROVIDERS.includes(provider) && framing === defaultFraming(provider) && intactBytes(plan.bytes) && !limits && !plan.textCalls && ran("reencode_roundtrip")) {
     add(checkReencodeRoundtrip(provider, chunks.length > 1 ? chunks : [bytes], whole, { framing }));
   }
   // Multi-line data changes line and event lengths, which tight limits measure.

@@ -47,9 +47,21 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   protected endHeld(out: WireEvent[]): void {
+    const terminal = this.terminal;
+    if (terminal !== null) {
+      this.terminal = null;
+      this.sendTerminal(terminal.raw, terminal.data, terminal.type, out);
+      for (const wire of this.afterTerminal) out.push(wire);
+      this.afterTerminal = [];
+      return;
+    }
     this.deliverDecided(out);
     this.dropHeld("The stream ended before the call's output_item.done");
   }
+
+  /** A terminal event waiting for the end of the stream (see `decided`), and what came after it. */
+  private terminal: { raw: RawSseEvent; data: Record<string, unknown>; type: string } | null = null;
+  private afterTerminal: WireEvent[] = [];
 
   /**
    * Items still held when the response ends: those the decoder ended with runnable arguments
@@ -72,6 +84,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
       return;
     }
     this.tap.push(event);
+    if (this.terminal !== null) {
+      this.afterTerminal.push(raw.wire);
+      return;
+    }
     const data = event.data;
     if (!isPlainObject(data)) {
       if (typeof data === "string" && data.trim() !== "") {
@@ -98,20 +114,38 @@ class OpenAIResponsesReencoder extends SseReencoder {
       return;
     }
     if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {
-      this.deliverDecided(out);
-      this.dropHeld(type === "response.incomplete" ? "The response ended incomplete inside the call" : "The response ended before the call's output_item.done");
-      if (this.changed.size > 0 && isPlainObject(data.response) && Array.isArray(data.response.output)) {
-        const output = data.response.output.flatMap((item) => {
-          if (!isPlainObject(item)) return [item];
-          const key = typeof item.id === "string" ? item.id : typeof item.call_id === "string" ? item.call_id : null;
-          if (key === null || !this.changed.has(key)) return [item];
-          return this.changed.get(key) ?? [];
-        });
-        out.push(sseText({ ...data, response: { ...data.response, output } }, event.event));
+      if ([...this.held.keys()].some((index) => !this.decided(index))) {
+        // A call still held that the decoder ends only with the stream: the terminal event waits for it.
+        this.terminal = { raw, data, type };
         return;
       }
+      this.sendTerminal(raw, data, type, out);
+      return;
     }
     out.push(outputIndex === null ? raw.wire : this.moved(raw, data, outputIndex));
+  }
+
+  /** The decoder has ended the calls of the item at `index`. */
+  private decided(index: number): boolean {
+    for (const call of this.tap.ended.values()) if (call.providerIndex === index) return true;
+    return false;
+  }
+
+  /** The terminal event: held calls decided, its `response.output` made to agree with what was delivered. */
+  private sendTerminal(raw: RawSseEvent, data: Record<string, unknown>, type: string, out: WireEvent[]): void {
+    this.deliverDecided(out);
+    this.dropHeld(type === "response.incomplete" ? "The response ended incomplete inside the call" : "The response ended before the call's output_item.done");
+    if (this.changed.size > 0 && isPlainObject(data.response) && Array.isArray(data.response.output)) {
+      const output = data.response.output.flatMap((item) => {
+        if (!isPlainObject(item)) return [item];
+        const key = typeof item.id === "string" ? item.id : typeof item.call_id === "string" ? item.call_id : null;
+        if (key === null || !this.changed.has(key)) return [item];
+        return this.changed.get(key) ?? [];
+      });
+      out.push(sseText({ ...data, response: { ...data.response, output } }, raw.event?.event));
+      return;
+    }
+    out.push(raw.wire);
   }
 
   private release(held: HeldItem, doneItem: Record<string, unknown>, out: WireEvent[], waited = false): void {

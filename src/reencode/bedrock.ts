@@ -265,8 +265,7 @@ class BedrockReencoder implements Reencoder {
     const index = numberField(body, "contentBlockIndex");
     switch (name) {
       case "messageStart":
-        // A second messageStart: the decoder goes on in the same turn (message_restarted), and so
-        // does the numbering here; held calls stay held.
+        if (this.started) this.restart();
         this.started = true;
         out.push(frame);
         return;
@@ -329,6 +328,18 @@ class BedrockReencoder implements Reencoder {
       default:
         out.push(this.mapped(frame, message, body, index));
     }
+  }
+
+  /** A second messageStart (a retry spliced in): the numbering starts over with it. */
+  private restart(): void {
+    this.dropHeld("A second messageStart restarted the message");
+    this.outIndex.clear();
+    this.usedOut.clear();
+    this.maxOut = -1;
+    this.withheldIndexes.length = 0;
+    this.runnable = 0;
+    this.withheldCalls = 0;
+    this.stopped = false;
   }
 
   /** The client-side index of a wire block: moved down past the withheld blocks before it, fixed once given. */
@@ -424,7 +435,7 @@ class BedrockReencoder implements Reencoder {
     out.push(encodeJsonEventFrame("contentBlockStop", { contentBlockIndex: outIndex }));
   }
 
-  /** Calls still open when the message stopped, errored or the body ended: cut, so never delivered. */
+  /** Calls still open when the message stopped, errored, restarted or the body ended: cut, so never delivered. */
   private dropHeld(why: string, only?: number, cause?: string): void {
     for (const [index, held] of this.held) {
       if (only !== undefined && index !== only) continue;

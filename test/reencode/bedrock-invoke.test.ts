@@ -9,7 +9,7 @@ import type { DecodedTurn, ProviderEvent } from "../../src/types.js";
 import { cassetteBodies } from "../corpus/support.js";
 import { a } from "../helpers/anthropic-events.js";
 import { testdataFiles } from "../helpers/testdata.js";
-import { reencode as reencodeSse, sseBody } from "./support.js";
+import { reencode as reencodeSse, reencodeWith, sseBody } from "./support.js";
 
 /**
  * Claude on Bedrock (`invoke-with-response-stream`): Anthropic events in base64 `chunk` frames. The
@@ -32,17 +32,7 @@ function chunkFrame(event: ProviderEvent): Uint8Array {
 const chunks = (events: readonly ProviderEvent[]): Uint8Array => concatBytes(events.map(chunkFrame));
 
 function run(body: Uint8Array, sizes: readonly number[] = [body.length || 1]): { output: Uint8Array; reencoder: Reencoder } {
-  const reencoder = createBedrockInvokeReencoder();
-  const parts: Uint8Array[] = [];
-  let offset = 0;
-  let turn = 0;
-  while (offset < body.length) {
-    const size = Math.max(1, sizes[turn++ % sizes.length] as number);
-    parts.push(...reencoder.push(body.subarray(offset, offset + size)));
-    offset += size;
-  }
-  parts.push(...reencoder.end());
-  return { output: concatBytes(parts), reencoder };
+  return reencodeWith(createBedrockInvokeReencoder(), body, sizes);
 }
 
 function decode(bytes: Uint8Array): DecodedTurn {

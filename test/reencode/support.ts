@@ -25,7 +25,11 @@ export function sseBody(provider: ProviderName, events: readonly ProviderEvent[]
 
 /** Runs bytes through a re-encoder in the given chunk sizes (cycled). */
 export function reencode(provider: ProviderName, body: Uint8Array, sizes: readonly number[] = [body.length || 1]): { output: Uint8Array; reencoder: Reencoder; pieces: number } {
-  const reencoder = createReencoder(provider);
+  return reencodeWith(createReencoder(provider), body, sizes);
+}
+
+/** Runs bytes through the given re-encoder in the given chunk sizes (cycled). */
+export function reencodeWith(reencoder: Reencoder, body: Uint8Array, sizes: readonly number[] = [body.length || 1]): { output: Uint8Array; reencoder: Reencoder; pieces: number } {
   const parts: Uint8Array[] = [];
   let offset = 0;
   let turn = 0;

@@ -79,13 +79,12 @@ class AnthropicReencoder extends SseReencoder {
     this.sendDelta(deferred.raw, deferred.data, deferred.name, out);
   }
 
-  protected handle(raw: RawSseEvent, out: WireEvent[]): void {
+  protected handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.wire);
       return;
     }
-    const ended = this.tap.push(event);
     const data = event.data;
     if (!isPlainObject(data)) {
       if (typeof data === "string") {

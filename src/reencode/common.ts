@@ -13,11 +13,6 @@ export class DecoderTap {
   /** Every call ended so far, in the order the decoder ended them. */
   readonly log: ToolCall[] = [];
   /**
-   * Set while an event decoded earlier is handled again (it waited behind a call's verdict): the
-   * next `push` returns what the event ended then, without decoding it twice.
-   */
-  replay: ToolCall[] | null = null;
-  /**
    * The decoder ignored the last event pushed (it nests deeper than any call may): a re-encoder
    * does not forward what toolwire could not check.
    */
@@ -33,11 +28,6 @@ export class DecoderTap {
 
   /** Pushes one event; returns the calls it ended. */
   push(event: ProviderEvent): ToolCall[] {
-    if (this.replay !== null) {
-      const ended = this.replay;
-      this.replay = null;
-      return ended;
-    }
     this.sink.length = 0;
     this.decoder.pushInto(event, this.sink);
     this.refused = false;

@@ -67,13 +67,12 @@ class OpenAIChatReencoder extends SseReencoder {
     this.heldDone = null;
   }
 
-  protected handle(raw: RawSseEvent, out: WireEvent[]): void {
+  protected handle(raw: RawSseEvent, _ended: readonly ToolCall[], out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.wire);
       return;
     }
-    this.tap.push(event);
     if (this.heldDone !== null) {
       this.heldDone.push(raw.wire);
       return;

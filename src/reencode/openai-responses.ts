@@ -77,13 +77,12 @@ class OpenAIResponsesReencoder extends SseReencoder {
     }
   }
 
-  protected handle(raw: RawSseEvent, out: WireEvent[]): void {
+  protected handle(raw: RawSseEvent, _ended: readonly ToolCall[], out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.wire);
       return;
     }
-    this.tap.push(event);
     if (this.terminal !== null) {
       this.afterTerminal.push(raw.wire);
       return;

@@ -32,7 +32,7 @@ export abstract class SseReencoder implements Reencoder {
   private waiting: Waiting | null = null;
   private backlog: Array<{ raw: RawSseEvent; ended: ToolCall[]; logAt: number }> = [];
   /** While an event is handled: the tap's log length right after it was decoded. */
-  private replayLogAt: number | null = null;
+  private handledLogAt: number | null = null;
 
   protected constructor(
     readonly provider: ProviderName,
@@ -73,24 +73,24 @@ export abstract class SseReencoder implements Reencoder {
     return encodeOut(out);
   }
 
-  /** One event of the body: write to `out` what is forwarded now (`raw.wire` for the event as it came). */
-  protected abstract handle(raw: RawSseEvent, out: WireEvent[]): void;
+  /**
+   * One event of the body, already decoded (`ended`: the calls it ended): write to `out` what is
+   * forwarded now (`raw.wire` for the event as it came).
+   */
+  protected abstract handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void;
 
   /** The body ended: decide every call still held (write what is released to `out`). */
   protected abstract endHeld(out: WireEvent[]): void;
 
   /**
    * Called from `handle` for a held call that closed without the decoder ending it: `resume` gets
-   * the call once the decoder ends it (undefined if it never does: a call it did not keep).
+   * the calls once the decoder ends them (none if it never does: a call it did not keep).
    */
   protected awaitVerdict(providerIndex: number, resume: Waiting["resume"]): void {
-    this.waiting = { providerIndex, since: this.replayLogAt ?? this.tap.log.length, resume };
+    this.waiting = { providerIndex, since: this.handledLogAt ?? this.tap.log.length, resume };
   }
 
-  /**
-   * Every event is decoded here, first; `handle` then sees the decoder's result again through the
-   * tap (its `push` returns what this event ended, without decoding twice).
-   */
+  /** Every event is decoded here, first, and handled now or, behind a waiting call, later. */
   private next(raw: RawSseEvent, out: WireEvent[]): void {
     const ended = raw.event === null ? NO_CALLS : this.tap.push(raw.event);
     if (raw.event !== null && this.tap.refused) {
@@ -106,13 +106,11 @@ export abstract class SseReencoder implements Reencoder {
   }
 
   private handleDecoded(raw: RawSseEvent, ended: ToolCall[], logAt: number, out: WireEvent[]): void {
-    this.tap.replay = raw.event === null ? null : ended;
-    this.replayLogAt = logAt;
+    this.handledLogAt = logAt;
     try {
-      this.handle(raw, out);
+      this.handle(raw, ended, out);
     } finally {
-      this.tap.replay = null;
-      this.replayLogAt = null;
+      this.handledLogAt = null;
     }
   }
 

@@ -47,10 +47,11 @@ const CR = 0x0d;
  * kept as the pieces it arrived in and joined once.
  *
  * An event's `wire` is a view of the bytes it came in wherever they are known, so forwarding it is
- * byte for byte and costs no encoding. They are found without mapping characters to bytes: an LF
- * is one byte, is never part of another character and survives any replacement of bad bytes, so
- * the n-th blank line of the text is the n-th LF LF of the bytes. Where that does not hold (CR line
- * ends, text pushed as text) `wire` is the text, which re-encodes to the same bytes for valid UTF-8.
+ * byte for byte and costs no encoding. They are found without mapping characters to bytes: CR and
+ * LF are one byte each, never part of another character, and survive any replacement of bad
+ * bytes, so the n-th blank line of the text is the n-th LF LF of the bytes (and on CR or CRLF
+ * streams, the n-th line end of the text is the n-th CR or LF byte). Where the bytes are not known
+ * (text pushed as text) `wire` is the text, which re-encodes to the same bytes for valid UTF-8.
  */
 export class SseEventSplitter {
   private pending: string[] = [];
@@ -269,7 +270,7 @@ export class SseEventSplitter {
     }
     this.byteStart = byteEnd;
     this.pendingBytes = [];
-    return { raw, wire: bytes ?? raw, event: lfOnly ? (parseSimpleEvent(raw, false) ?? parseAnyEvent(raw)) : parseSseEvent(raw) };
+    return { raw, wire: bytes ?? raw, event: parseSimpleEvent(raw, !lfOnly) ?? parseAnyEvent(raw) };
   }
 }
 
@@ -335,6 +336,7 @@ function parseAnyEvent(text: string): ProviderEvent | null {
 }
 
 const encoder = new TextEncoder();
+const textDecoder = new TextDecoder();
 
 /** One event as SSE text, for events that had to be rewritten or added. */
 export function sseText(data: unknown, name?: string): string {
@@ -401,7 +403,7 @@ export function holdWire(list: WireEvent[], wire: WireEvent): void {
 
 /** The decoded text of a held event (to read it again on a rare rewrite path). */
 export function wireText(wire: WireEvent): string {
-  return typeof wire === "string" ? wire : new TextDecoder().decode(wire.view());
+  return typeof wire === "string" ? wire : textDecoder.decode(wire.view());
 }
 
 /** The bytes that forwarding an event sends. */

@@ -69,7 +69,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
    */
   private deliverDecided(out: WireEvent[]): void {
     for (const [index, held] of this.held) {
-      const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
+      const calls = this.callsAt(index);
       if (calls.some((call) => call.arguments !== null)) {
         this.held.delete(index);
         this.deliver(held, held.item, calls, out);
@@ -126,8 +126,12 @@ class OpenAIResponsesReencoder extends SseReencoder {
 
   /** The decoder has ended the calls of the item at `index`. */
   private decided(index: number): boolean {
-    for (const call of this.tap.ended.values()) if (call.providerIndex === index) return true;
-    return false;
+    return this.callsAt(index).length > 0;
+  }
+
+  /** The calls the decoder ended for the item at output index `index` (several when it split glued objects). */
+  private callsAt(index: number): ToolCall[] {
+    return [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
   }
 
   /** The terminal event: held calls decided, its `response.output` made to agree with what was delivered. */
@@ -148,7 +152,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   private release(held: HeldItem, doneItem: Record<string, unknown>, out: WireEvent[], waited = false): void {
-    const calls = [...this.tap.ended.values()].filter((call) => call.providerIndex === held.outputIndex);
+    const calls = this.callsAt(held.outputIndex);
     if (calls.length === 0 && !waited) {
       // Closed with arguments that do not parse strictly: the decoder decides with the stop reason.
       this.awaitVerdict(held.outputIndex, (_calls, later) => this.release(held, doneItem, later, true));

@@ -19,7 +19,6 @@ export class DecoderTap {
   refused = false;
   private readonly sink: CodecEvent[] = [];
   private started = 0;
-  private endedCount = 0;
 
   constructor(
     readonly provider: ProviderName,
@@ -47,7 +46,6 @@ export class DecoderTap {
     for (const event of events) {
       if (event.type === "tool_call_start" && event.kind !== "server") this.started++;
       if (event.type === "tool_call_end" && event.call.kind !== "server") {
-        this.endedCount++;
         this.ended.set(event.call.index, event.call);
         this.log.push(event.call);
         (calls ??= []).push(event.call);
@@ -61,7 +59,7 @@ export class DecoderTap {
    * strictly, which the decoder decides only when the stream ends (with the stop reason).
    */
   get callsAwaitingEnd(): number {
-    return this.started - this.endedCount;
+    return this.started - this.log.length;
   }
 
   /**

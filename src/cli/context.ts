@@ -1,4 +1,5 @@
 import { ToolwireError } from "../errors.js";
+import { firstEvent } from "../node/first-event.js";
 
 /** What every CLI command gets: output sinks and the working directory, so tests can run commands in-process. */
 export interface CliContext {
@@ -47,15 +48,7 @@ export interface CommandModule {
  * long-running commands (`serve`, `proxy`) do after they start listening.
  */
 export async function serveUntilInterrupted(server: { close(): Promise<void> }, ctx: CliContext, command: string): Promise<number> {
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await firstEvent(process, ["SIGINT", "SIGTERM"]);
   await server.close();
   ctx.err(`toolwire ${command}: stopped\n`);
   return EXIT.ok;

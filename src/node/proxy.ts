@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { ToolwireError } from "../errors.js";
 import { createRepairingFetch, type FetchLike, type RepairingFetchOptions } from "../fetch/index.js";
+import { firstEvent } from "./first-event.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
 
@@ -135,17 +136,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (!res.write(value)) {
-            await new Promise<void>((resolve) => {
-              const done = (): void => {
-                res.off("drain", done);
-                res.off("close", done);
-                resolve();
-              };
-              res.on("drain", done);
-              res.on("close", done);
-            });
-          }
+          if (!res.write(value)) await firstEvent(res, ["drain", "close"]);
           if (res.destroyed) {
             await reader.cancel().catch(() => {});
             break;

@@ -125,7 +125,6 @@ class BedrockReencoder implements Reencoder {
   private maxOut = -1;
   private readonly withheldIndexes: number[] = [];
   private readonly held = new Map<number, HeldCall>();
-  private started = false;
   private runnable = 0;
   private withheldCalls = 0;
   /** Calls the decoder ended and no block has claimed yet, in the order they ended. */
@@ -265,8 +264,8 @@ class BedrockReencoder implements Reencoder {
     const index = numberField(body, "contentBlockIndex");
     switch (name) {
       case "messageStart":
-        if (this.started) this.restart();
-        this.started = true;
+        // A second messageStart changes nothing: the decoder goes on in the same turn (open
+        // blocks stay open), so the frame passes and the numbering goes on too.
         out.push(frame);
         return;
       case "contentBlockStart": {
@@ -328,18 +327,6 @@ class BedrockReencoder implements Reencoder {
       default:
         out.push(this.mapped(frame, message, body, index));
     }
-  }
-
-  /** A second messageStart (a retry spliced in): the numbering starts over with it. */
-  private restart(): void {
-    this.dropHeld("A second messageStart restarted the message");
-    this.outIndex.clear();
-    this.usedOut.clear();
-    this.maxOut = -1;
-    this.withheldIndexes.length = 0;
-    this.runnable = 0;
-    this.withheldCalls = 0;
-    this.stopped = false;
   }
 
   /** The client-side index of a wire block: moved down past the withheld blocks before it, fixed once given. */
@@ -435,13 +422,16 @@ class BedrockReencoder implements Reencoder {
     out.push(encodeJsonEventFrame("contentBlockStop", { contentBlockIndex: outIndex }));
   }
 
-  /** Calls still open when the message stopped, errored, restarted or the body ended: cut, so never delivered. */
+  /** Calls still open when the message stopped, errored, or the body ended: cut, so never delivered. */
   private dropHeld(why: string, only?: number, cause?: string): void {
     for (const [index, held] of this.held) {
       if (only !== undefined && index !== only) continue;
       this.held.delete(index);
       this.withheldCalls++;
       this.withheldIndexes.push(index);
+      // The decoder ended the cut call too (it sees the same event first): a block started later
+      // at this index must not claim it.
+      this.claim(index);
       const id = stringField(held.toolUse, "toolUseId");
       const name = stringField(held.toolUse, "name");
       this.tap.report({

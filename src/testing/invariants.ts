@@ -550,7 +550,7 @@ export function checkTextCalls(plain: DecodeRun, withCalls: DecodeRun): Violatio
 /**
  * `reencode_roundtrip`: `original` decoded the bytes, `reencoded` decoded what the re-encoder made
  * of them. The runnable calls are the same (id, name, arguments), and each comes out well-formed:
- * complete, no repair. A Chat turn stopped for `length` keeps its finish_reason, so decoding the
+ * complete, no repair; the text is the same (each choice's, when a Chat turn has several). A Chat turn stopped for `length` keeps its finish_reason, so decoding the
  * re-encoded stream alone takes its last delivered call for the cut one: that call is compared by
  * its raw arguments.
  */
@@ -586,8 +586,22 @@ export function checkReencoded(original: DecodeRun, reencoded: DecodeRun): Viola
       break;
     }
   }
-  if (a.text !== b.text) found.push(violation("reencode_roundtrip", "re-encoding changed the turn's text", "text"));
+  if (a.text !== b.text && textByChoice(a) !== textByChoice(b)) found.push(violation("reencode_roundtrip", "re-encoding changed the turn's text", "text"));
   return found;
+}
+
+/**
+ * A Chat turn with several choices (n > 1) merges them into one text in the order their blocks
+ * opened, which depends on how the choices' chunks interleave with held call chunks; what a client
+ * reads is each choice's own text, so that is compared. Null for single-choice turns.
+ */
+function textByChoice(turn: DecodedTurn): string | null {
+  if (!turn.diagnostics.some((d) => d.code === "multiple_choices")) return null;
+  const byChoice = new Map<number, string>();
+  for (const block of turn.blocks) {
+    if (block.type === "text") byChoice.set(block.providerIndex ?? -1, (byChoice.get(block.providerIndex ?? -1) ?? "") + block.text);
+  }
+  return stringifyJson([...byChoice].sort((x, y) => x[0] - y[0]));
 }
 
 /**

@@ -122,7 +122,7 @@ describe("Anthropic Messages (and Bedrock /invoke)", () => {
     const thinking = { type: "thinking", thinking: "The user wants…", signature: "EqQBCgIYAh…" };
     const server = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "x" } };
     const result = { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] };
-    const body = { ...message([thinking, server, result, call("toolu_3", "f", { a: 1 }), call("toolu_3", "f", { a: 2 })]), container: { id: "c1" } };
+    const body: Record<string, unknown> = { ...message([thinking, server, result, call("toolu_3", "f", { a: 1 }), call("toolu_3", "f", { a: 2 })]), container: { id: "c1" } };
     const repaired = expectSoundRepair("anthropic", body).body as { content: unknown[]; container: unknown };
     expect(repaired.content.slice(0, 4)).toEqual((body.content as unknown[]).slice(0, 4));
     expect(repaired.container).toBe(body.container);

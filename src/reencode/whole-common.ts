@@ -91,7 +91,7 @@ export function settleEntry(decoding: WholeDecoding, key: EntryKey, describe: ()
     if (decoding.overLimit && !decoding.refused) return { calls, runnable: [], keep: true };
     const entry = describe();
     decoding.tap.report({
-      action: "withheld",
+      action: decoding.refused ? "withheld" : "normalized",
       code: decoding.refused ? "event_too_deep" : "call_entry_merged",
       message: decoding.refused
         ? `${entry.what} nests deeper than any call may, so toolwire could not check it; it was not delivered.`

@@ -60,7 +60,7 @@ export function repairAnthropicWhole(body: Record<string, unknown>, options: Dec
       return;
     }
     const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && block.id === only.id && isPlainObject(block.input)) {
+    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && block.id === only.id && block.name === only.name && isPlainObject(block.input)) {
       out.push(block);
       return;
     }
@@ -130,7 +130,7 @@ export function repairConverseWhole(body: Record<string, unknown>, options: Deco
       return;
     }
     const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && toolUse.toolUseId === only.id && isPlainObject(toolUse.input)) {
+    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && toolUse.toolUseId === only.id && toolUse.name === only.name && isPlainObject(toolUse.input)) {
       out.push(block);
       return;
     }

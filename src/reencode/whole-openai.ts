@@ -86,7 +86,9 @@ function repairChatChoice(decoding: WholeDecoding, choice: Record<string, unknow
       const only = calls[0] as ToolCall;
       const custom = only.providerFields?.customToolInput === true;
       const sentText = custom ? (isPlainObject(entry.custom) ? entry.custom.input : undefined) : isPlainObject(entry.function) ? entry.function.arguments : undefined;
-      if (calls.length === 1 && runnable.length === 1 && typeof sentText === "string" && entry.id === only.id && decodedAsSent(only) && only.source === "delta") {
+      // The entry alone carried the call (no other entry continued it): its text is the call's.
+      const ownText = custom ? JSON.stringify({ input: sentText }) : sentText;
+      if (calls.length === 1 && runnable.length === 1 && typeof sentText === "string" && only.rawArguments === ownText && fn.name === only.name && entry.id === only.id && decodedAsSent(only) && only.source === "delta") {
         toolCalls.push(entry);
         return;
       }
@@ -184,7 +186,7 @@ export function repairOllamaWhole(body: Record<string, unknown>, options: Decode
       return;
     }
     const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && entry.id === only.id && isPlainObject(fn.arguments) && decodedAsSent(only)) {
+    if (calls.length === 1 && runnable.length === 1 && entry.id === only.id && fn.name === only.name && isPlainObject(fn.arguments) && decodedAsSent(only)) {
       out.push(entry);
       return;
     }
@@ -247,7 +249,8 @@ export function repairResponsesWhole(body: Record<string, unknown>, options: Dec
       return;
     }
     const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && item.call_id === only.id && typeof item[field] === "string" && decodedAsSent(only)) {
+    const ownText = field === "input" ? JSON.stringify({ input: item[field] }) : item[field];
+    if (calls.length === 1 && runnable.length === 1 && item.call_id === only.id && item.name === only.name && typeof item[field] === "string" && only.rawArguments === ownText && decodedAsSent(only)) {
       out.push(item);
       return;
     }

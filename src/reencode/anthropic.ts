@@ -130,7 +130,7 @@ class AnthropicReencoder extends SseReencoder {
         const block = isPlainObject(data.content_block) ? data.content_block : null;
         if (index !== null && block?.type === "tool_use") {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { events: [raw.wire], block, plainDeltas: true, since: this.tap.log.length });
+          this.held.set(index, { events: [raw.wire], block, plainDeltas: true, since: this.logPosition });
           return;
         }
         if (index !== null) this.assign(index);

@@ -30,6 +30,8 @@ interface HeldItem {
   outputIndex: number;
   /** Sequence numbers of the held events, reused by a rewrite. */
   sequence: number[];
+  /** The tap's log position when the item was added: its calls end after it (an earlier item may have had the same output_index). */
+  since: number;
 }
 
 class OpenAIResponsesReencoder extends SseReencoder {
@@ -69,7 +71,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
    */
   private deliverDecided(out: WireEvent[]): void {
     for (const [index, held] of this.held) {
-      const calls = this.callsAt(index);
+      const calls = this.callsOf(held);
       if (calls.some((call) => call.arguments !== null)) {
         this.held.delete(index);
         this.deliver(held, held.item, calls, out);
@@ -99,7 +101,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
     const outputIndex = typeof data.output_index === "number" ? data.output_index : null;
     const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
     if (type === "response.output_item.added" && outputIndex !== null && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
-      this.held.set(outputIndex, { events: [raw.wire], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [] });
+      this.held.set(outputIndex, { events: [raw.wire], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [], since: this.logPosition });
       return;
     }
     const held = outputIndex !== null ? this.held.get(outputIndex) : undefined;
@@ -113,7 +115,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
       return;
     }
     if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {
-      if ([...this.held.keys()].some((index) => !this.decided(index))) {
+      if ([...this.held.values()].some((held) => this.callsOf(held).length === 0)) {
         // A call still held that the decoder ends only with the stream: the terminal event waits for it.
         this.terminal = { raw, data, type };
         return;
@@ -124,14 +126,9 @@ class OpenAIResponsesReencoder extends SseReencoder {
     out.push(outputIndex === null ? raw.wire : this.moved(raw, data, outputIndex));
   }
 
-  /** The decoder has ended the calls of the item at `index`. */
-  private decided(index: number): boolean {
-    return this.callsAt(index).length > 0;
-  }
-
-  /** The calls the decoder ended for the item at output index `index` (several when it split glued objects). */
-  private callsAt(index: number): ToolCall[] {
-    return [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
+  /** The calls the decoder ended for a held item (several when it split glued objects). */
+  private callsOf(held: HeldItem): ToolCall[] {
+    return this.tap.endedSince(held.since, held.outputIndex);
   }
 
   /** The terminal event: held calls decided, its `response.output` made to agree with what was delivered. */
@@ -152,7 +149,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   private release(held: HeldItem, doneItem: Record<string, unknown>, out: WireEvent[], waited = false): void {
-    const calls = this.callsAt(held.outputIndex);
+    const calls = this.callsOf(held);
     if (calls.length === 0 && !waited) {
       // Closed with arguments that do not parse strictly: the decoder decides with the stop reason.
       this.awaitVerdict(held.outputIndex, (_calls, later) => this.release(held, doneItem, later, true));

@@ -87,7 +87,16 @@ export abstract class SseReencoder implements Reencoder {
    * the calls once the decoder ends them (none if it never does: a call it did not keep).
    */
   protected awaitVerdict(providerIndex: number, resume: Waiting["resume"]): void {
-    this.waiting = { providerIndex, since: this.handledLogAt ?? this.tap.log.length, resume };
+    this.waiting = { providerIndex, since: this.logPosition, resume };
+  }
+
+  /**
+   * The tap's log length right after the event being handled was decoded: calls that end from here
+   * on are the ones it (or what follows it) ended. An event handled from the backlog was decoded
+   * earlier than now, so the log's current length would skip calls that ended since.
+   */
+  protected get logPosition(): number {
+    return this.handledLogAt ?? this.tap.log.length;
   }
 
   /** Every event is decoded here, first, and handled now or, behind a waiting call, later. */

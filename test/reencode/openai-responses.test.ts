@@ -85,3 +85,23 @@ describe("Responses re-encoding", () => {
     }
   });
 });
+
+describe("Responses re-encoding: an item at an output_index an earlier call had", () => {
+  it("is decided by its own call, never by the earlier one's (which would deliver that call twice)", () => {
+    const first = '{"command":"ls"}';
+    const stream = [
+      ev("response.created", { response: { id: "resp_2", status: "in_progress", output: [] } }),
+      ev("response.output_item.done", { output_index: 0, item: fnItem("fc_done_only", "call_1", "shell", first) }),
+      ...call(0, "fc_2", "call_2", '{"command":"cat README.md"}', false),
+    ];
+    const body = encoder.encode(sseBody("openai-responses", stream));
+    const original = decodeBytes("openai-responses", body);
+    expect(original.toolCalls.map((c) => [c.id, c.arguments])).toEqual([
+      ["call_1", { command: "ls" }],
+      ["call_2", null],
+    ]);
+    const { output, reencoder } = reencode("openai-responses", body, [9]);
+    expect(decodeBytes("openai-responses", output).toolCalls.map((c) => [c.id, c.arguments])).toEqual([["call_1", { command: "ls" }]]);
+    expect(reencoder.repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated", id: "call_2" })]);
+  });
+});

@@ -189,3 +189,26 @@ describe("Anthropic: blocks after a withheld call", () => {
     }
   });
 });
+
+describe("Chat: an error event while calls are held", () => {
+  it("withholds every call, even one the decoder saw end, and forwards the error as it came", () => {
+    const chunk = (delta: Record<string, unknown>): string =>
+      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    const error = 'event: error\ndata: {"error":{"message":"upstream exploded","type":"server_error"}}\n\n';
+    const body =
+      chunk({ role: "assistant", content: "" }) +
+      chunk({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city": "Tokyo"}' } }] }) +
+      chunk({ tool_calls: [{ index: 0, id: "call_b", type: "function", function: { name: "get_weather", arguments: '{"city": ' } }] }) +
+      error;
+    const original = decodeBytes("openai-chat", encoder.encode(body));
+    expect(original.toolCalls.map((call) => call.arguments)).toEqual([{ city: "Tokyo" }, null]);
+    const { output, reencoder } = reencode("openai-chat", encoder.encode(body), [7, 31]);
+    const text = new TextDecoder().decode(output);
+    expect(text).toBe(chunk({ role: "assistant", content: "" }) + error);
+    expect(reencoder.repairs.map((r) => [r.action, r.id])).toEqual([
+      ["withheld", "call_a"],
+      ["withheld", "call_b"],
+    ]);
+    expect(decodeBytes("openai-chat", output).toolCalls).toEqual([]);
+  });
+});

@@ -5,7 +5,11 @@ import { repairWholeResponse, type WholeResponseOptions, type WholeResponseRepai
 import type { DecodedTurn, ProviderName, ToolCall } from "../../src/types.js";
 import { TESTDATA } from "../helpers/testdata.js";
 
-/** One recorded non-streamed exchange of testdata/whole: the response body as the cassette holds it. */
+/**
+ * One recorded non-streamed exchange of testdata/whole: the response body as the cassette holds it.
+ * The files are `.jsonl`, not `.ndjson`: they are exchanges, not recorded streams, so the CLI's
+ * commands (which read every `.ndjson` under testdata) leave them alone.
+ */
 export interface WholeRecord {
   file: string;
   sequence: string;
@@ -20,7 +24,7 @@ export interface WholeRecord {
 export function wholeRecords(): WholeRecord[] {
   const dir = join(TESTDATA, "whole");
   return readdirSync(dir)
-    .filter((name) => name.endsWith(".ndjson"))
+    .filter((name) => name.endsWith(".jsonl"))
     .sort()
     .flatMap((file) =>
       readFileSync(join(dir, file), "utf8")

@@ -114,3 +114,14 @@ export function unreadBody(provider: ProviderName, code: string, message: string
   return { body: undefined, changed: false, turn: null, repairs: [{ stage: "response", action: "classified", code, provider, message }] };
 }
 
+
+/**
+ * The fields of `object` a decoder reads beside the calls: the synthesized events carry only
+ * these, so that a field toolwire does not interpret (however deep it nests) never makes the
+ * decoder refuse an event, and with it the calls beside it.
+ */
+export function picked(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (Object.hasOwn(object, key)) out[key] = object[key];
+  return out;
+}

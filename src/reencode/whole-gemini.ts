@@ -2,7 +2,7 @@ import { isPlaceholderId } from "../assemble/turn.js";
 import { numberField, stringField } from "../providers/fields.js";
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { isPlainObject } from "./common.js";
-import { decodeWhole, settleEntry, type WholeResponseRepair } from "./whole-common.js";
+import { decodeWhole, picked, settleEntry, type WholeResponseRepair } from "./whole-common.js";
 
 /**
  * Gemini `:generateContent` JSON: one `GenerateContentResponse`, which is exactly one chunk of
@@ -74,7 +74,8 @@ function trackCalls(candidates: readonly unknown[]): CallTrack[] {
 export function repairGeminiWhole(body: Record<string, unknown>, options: DecoderOptions, addMissingIds: boolean): WholeResponseRepair {
   const candidates = Array.isArray(body.candidates) ? body.candidates : [];
   const tracks = trackCalls(candidates);
-  const decoding = decodeWhole("gemini", [{ data: body }], options, (_call, position) => (position < tracks.length ? position : undefined));
+  const chunk = picked(body, ["candidates", "usageMetadata", "promptFeedback", "responseId", "modelVersion", "error"]);
+  const decoding = decodeWhole("gemini", [{ data: chunk }], options, (_call, position) => (position < tracks.length ? position : undefined));
   /** Replaced parts (null: removed) and parts inserted after a part, by candidate and part position. */
   const edits = new Map<number, Map<number, { replace?: unknown; after?: unknown[] }>>();
   const edit = (ref: PartRef): { replace?: unknown; after?: unknown[] } => {

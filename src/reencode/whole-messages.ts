@@ -1,7 +1,8 @@
+import { stringifyJson } from "../json/stringify.js";
 import { stringField } from "../providers/fields.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { decodeWhole, settleEntry, type WholeResponseRepair } from "./whole-common.js";
+import { decodeWhole, picked, settleEntry, type WholeResponseRepair } from "./whole-common.js";
 
 /**
  * Whole responses made of content blocks: Anthropic Messages (also Claude on Bedrock `/invoke`)
@@ -16,7 +17,7 @@ function inputEvents(input: unknown): { start: Record<string, unknown> | undefin
   if (isPlainObject(input)) return { start: input, text: null };
   // A string is argument text to parse (compatible servers send input as a JSON string); any other
   // value is serialized so that finalize rejects it as not an object rather than reading it as "no arguments".
-  return { start: undefined, text: typeof input === "string" ? input : JSON.stringify(input) };
+  return { start: undefined, text: typeof input === "string" ? input : stringifyJson(input) };
 }
 
 const CALL_BLOCKS = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
@@ -26,8 +27,8 @@ export function repairAnthropicWhole(body: Record<string, unknown>, options: Dec
   const content = body.content;
   if (!Array.isArray(content)) return null;
   const stopReason = stringField(body, "stop_reason");
-  const { content: _content, stop_reason: _stop, stop_sequence: stopSequence, usage, ...envelope } = body;
-  const events: ProviderEvent[] = [{ event: "message_start", data: { type: "message_start", message: { ...envelope, content: [], stop_reason: null, stop_sequence: null } } }];
+  const { stop_sequence: stopSequence, usage } = body;
+  const events: ProviderEvent[] = [{ event: "message_start", data: { type: "message_start", message: { ...picked(body, ["id", "type", "role", "model"]), content: [], stop_reason: null, stop_sequence: null } } }];
   content.forEach((block: unknown, index) => {
     if (!isPlainObject(block)) return;
     const isCall = typeof block.type === "string" && CALL_BLOCKS.has(block.type);
@@ -107,8 +108,8 @@ export function repairConverseWhole(body: Record<string, unknown>, options: Deco
     } else return;
     events.push({ event: "contentBlockStop", data: { contentBlockIndex } });
   });
-  events.push({ event: "messageStop", data: { stopReason, ...(body.additionalModelResponseFields !== undefined ? { additionalModelResponseFields: body.additionalModelResponseFields } : {}) } });
-  if (isPlainObject(body.usage)) events.push({ event: "metadata", data: { usage: body.usage, ...(body.metrics !== undefined ? { metrics: body.metrics } : {}) } });
+  events.push({ event: "messageStop", data: { stopReason } });
+  if (isPlainObject(body.usage)) events.push({ event: "metadata", data: { usage: body.usage } });
 
   const decoding = decodeWhole("bedrock", events, options, (call) => call.providerIndex);
   let changed = false;

@@ -1,8 +1,9 @@
 import { isPlaceholderId } from "../assemble/turn.js";
+import { stringifyJson } from "../json/stringify.js";
 import { stringField } from "../providers/fields.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { decodeWhole, settleEntry, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
+import { decodeWhole, picked, settleEntry, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
 import { ids } from "./whole-messages.js";
 
 /**
@@ -24,7 +25,8 @@ function entryCodes(sentId: unknown, call: ToolCall, argumentsSent: unknown, exp
 export function repairChatWhole(body: Record<string, unknown>, options: DecoderOptions): WholeResponseRepair | null {
   const choices = body.choices;
   if (!Array.isArray(choices)) return null;
-  const { choices: _choices, usage, ...envelope } = body;
+  const usage = body.usage;
+  const envelope = picked(body, ["id", "object", "created", "model", "x_groq"]);
   const events: ProviderEvent[] = [];
   const chunk = (choice: Record<string, unknown>): ProviderEvent => ({ data: { ...envelope, choices: [choice] } });
   choices.forEach((choice: unknown, position) => {
@@ -166,9 +168,10 @@ export function repairOllamaWhole(body: Record<string, unknown>, options: Decode
   if (!isPlainObject(message)) return null;
   const entries = Array.isArray(message.tool_calls) ? message.tool_calls : null;
   // The decoder takes a call's position from `function.index`: the list position is that index.
+  const line = picked(body, ["model", "created_at", "message", "done", "done_reason", "error", "prompt_eval_count", "eval_count", "total_duration", "load_duration", "prompt_eval_duration", "eval_duration"]);
   const synthesized = entries
-    ? { ...body, message: { ...message, tool_calls: entries.map((entry: unknown, at) => (isPlainObject(entry) ? { ...entry, function: { ...(isPlainObject(entry.function) ? entry.function : {}), index: at } } : entry)) } }
-    : body;
+    ? { ...line, message: { ...message, tool_calls: entries.map((entry: unknown, at) => (isPlainObject(entry) ? { ...entry, function: { ...(isPlainObject(entry.function) ? entry.function : {}), index: at } } : entry)) } }
+    : line;
   const decoding = decodeWhole("ollama", [{ data: synthesized }], options, (call) => call.providerIndex);
   if (!entries) return { body, changed: false, turn: decoding.turn, repairs: decoding.tap.repairs };
   let changed = false;
@@ -208,7 +211,8 @@ export function repairResponsesWhole(body: Record<string, unknown>, options: Dec
   const output = body.output;
   if (!Array.isArray(output)) return null;
   const status = stringField(body, "status");
-  const events: ProviderEvent[] = [{ event: "response.created", data: { type: "response.created", response: { ...body, output: [], status: "in_progress" } } }];
+  const envelope = picked(body, ["id", "object", "model", "created_at"]);
+  const events: ProviderEvent[] = [{ event: "response.created", data: { type: "response.created", response: { ...envelope, output: [], status: "in_progress" } } }];
   output.forEach((item: unknown, outputIndex) => {
     if (!isPlainObject(item)) return;
     const added = (value: Record<string, unknown>): void => void events.push({ event: "response.output_item.added", data: { type: "response.output_item.added", output_index: outputIndex, item: value } });
@@ -221,7 +225,8 @@ export function repairResponsesWhole(body: Record<string, unknown>, options: Dec
     const custom = item.type === "custom_tool_call";
     const field = custom ? "input" : "arguments";
     const sent = item[field];
-    const text = typeof sent === "string" ? sent : sent === undefined || sent === null ? "" : JSON.stringify(sent);
+    // Without recursion: a hostile body may nest deeper than JSON.stringify follows.
+    const text = typeof sent === "string" ? sent : sent === undefined || sent === null ? "" : stringifyJson(sent);
     added({ ...item, [field]: "", status: "in_progress" });
     const kind = custom ? "response.custom_tool_call_input.delta" : "response.function_call_arguments.delta";
     if (text !== "") events.push({ event: kind, data: { type: kind, ...(typeof item.id === "string" ? { item_id: item.id } : {}), output_index: outputIndex, delta: text } });
@@ -230,7 +235,7 @@ export function repairResponsesWhole(body: Record<string, unknown>, options: Dec
     if (!cut) done({ ...item, [field]: text });
   });
   if (status === "completed" || status === "incomplete" || status === "failed") {
-    events.push({ event: `response.${status}`, data: { type: `response.${status}`, response: { ...body, output: [] } } });
+    events.push({ event: `response.${status}`, data: { type: `response.${status}`, response: { ...envelope, ...picked(body, ["status", "usage", "incomplete_details", "error"]), output: [] } } });
   }
 
   const decoding = decodeWhole("openai-responses", events, options, (call) => call.providerIndex);

@@ -199,6 +199,17 @@ describe("what the whole path leaves alone", () => {
     expect(reports.map((report) => report.code)).toEqual(["whole_response_unexpected_shape"]);
   });
 
+  it("a body nesting deeper than JSON.stringify follows is still written out once repaired (no throw)", async () => {
+    const deep = `${'{"x":'.repeat(20_000)}{}${"}".repeat(20_000)}`;
+    const text = `{"id":"c","object":"chat.completion","metadata":${deep},"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{'x': 1}"}}]},"finish_reason":"tool_calls"}]}`;
+    const { repairing, reports } = observed(answering(text));
+    const response = await repairing("https://api.openai.com/v1/chat/completions", post({ model: "m" }));
+    const out = await response.text();
+    expect(out.startsWith('{"id":"c","object":"chat.completion","metadata":{"x":')).toBe(true);
+    expect(out.slice(-200)).toContain('"arguments":"{\\"x\\":1}"');
+    expect(reports.map((report) => report.code)).toEqual(["single_quotes"]);
+  });
+
   it("other content types (plain text) are not read", async () => {
     const base = answering("hello", "text/plain");
     const { repairing, reports } = observed(base);

@@ -49,15 +49,15 @@ export function runnable(turn: DecodedTurn | null, withIds = true): Array<{ id?:
  * its last call is always taken as cut. Repairing the repaired body again then withholds the call
  * that has become last: the second repair only ever withholds (a prefix of the calls stays).
  */
-export function expectSoundRepair(provider: ProviderName, body: unknown, options: WholeResponseOptions = {}): WholeResponseRepair {
+export function expectSoundRepair(provider: ProviderName, body: unknown, options: WholeResponseOptions = {}, compare: { ids?: boolean } = {}): WholeResponseRepair {
   const before = JSON.stringify(body);
   const first = repairWholeResponse(provider, body, options);
   // The input is never mutated.
   expect(JSON.stringify(body)).toBe(before);
   if (!first.changed) expect(first.body).toBe(body);
   const second = repairWholeResponse(provider, JSON.parse(JSON.stringify(first.body)), options);
-  // Without ids added (Vertex), the ids of a second decoding are minted again, by position.
-  const withIds = options.addMissingIds !== false;
+  // Without ids on the wire (Vertex, Chat's legacy function_call), a second decoding mints them again.
+  const withIds = compare.ids ?? options.addMissingIds !== false;
   const delivered = sorted(runnable(first.turn, withIds));
   const again = sorted(runnable(second.turn, withIds));
   if (first.turn?.finishReason === "length") {

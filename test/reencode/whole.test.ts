@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
+import type { ProviderName } from "../../src/types.js";
 import { testdataFiles } from "../helpers/testdata.js";
 import { codes, expectSoundRepair, runnable, wholeRecords } from "./whole-support.js";
 
@@ -350,6 +351,76 @@ describe("bodies that are not the protocol's shape", () => {
       expect(repair.changed).toBe(false);
       expect(repair.turn).toBeNull();
       expect(codes(repair)).toEqual([["classified", "whole_response_unexpected_shape"]]);
+    }
+  });
+});
+
+describe("less common shapes", () => {
+  const chat = (choices: unknown[]): Record<string, unknown> => ({ id: "chatcmpl-n", object: "chat.completion", model: "m", choices });
+  const fn = (id: string, name: string, args: string): Record<string, unknown> => ({ id, type: "function", function: { name, arguments: args } });
+
+  it("Chat with n > 1: each choice keeps its calls; ids are unique across the turn", () => {
+    const body = chat([
+      { index: 0, message: { role: "assistant", content: null, tool_calls: [fn("call_a", "f", "{}")] }, finish_reason: "tool_calls" },
+      { index: 1, message: { role: "assistant", content: null, tool_calls: [fn("call_a", "f", "{'x': 1}")] }, finish_reason: "tool_calls" },
+    ]);
+    const repair = expectSoundRepair("openai-chat", body);
+    const choices = (repair.body as { choices: unknown[] }).choices;
+    expect(choices[0]).toBe((body.choices as unknown[])[0]);
+    expect(choices[1]).toMatchObject({ index: 1, message: { tool_calls: [{ id: "call_a_tw2", function: { name: "f", arguments: '{"x":1}' } }] } });
+  });
+
+  it("Chat's legacy function_call is repaired in place; a well-formed one passes", () => {
+    const legacy = (args: string): Record<string, unknown> => chat([{ index: 0, message: { role: "assistant", content: null, function_call: { name: "f", arguments: args } }, finish_reason: "function_call" }]);
+    // The legacy field has no id: the id toolwire mints hashes the text as sent, so it is compared apart.
+    expect(expectSoundRepair("openai-chat", legacy('{"x":1}')).changed).toBe(false);
+    const repair = expectSoundRepair("openai-chat", legacy("{'x': 1}"), {}, { ids: false });
+    expect((repair.body as { choices: Array<{ message: unknown }> }).choices[0]?.message).toEqual({ role: "assistant", content: null, function_call: { name: "f", arguments: '{"x":1}' } });
+  });
+
+  it("custom (free-text) tools pass as sent in Chat and Responses", () => {
+    const chatBody = chat([{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "ct_1", type: "custom", custom: { name: "apply_patch", input: "*** Begin Patch\n*** End Patch" } }] }, finish_reason: "tool_calls" }]);
+    expect(expectSoundRepair("openai-chat", chatBody).body).toBe(chatBody);
+    const responsesBody = { id: "r", object: "response", status: "completed", output: [{ id: "ctc_1", type: "custom_tool_call", call_id: "call_c", name: "apply_patch", input: "*** Begin Patch", status: "completed" }] };
+    const repair = expectSoundRepair("openai-responses", responsesBody);
+    expect(repair.body).toBe(responsesBody);
+    expect(runnable(repair.turn)).toEqual([{ id: "call_c", name: "apply_patch", arguments: { input: "*** Begin Patch" } }]);
+  });
+
+  it("a Responses `multi_tool_use.parallel` wrapper becomes the items of the calls it wraps", () => {
+    const wrapper = { id: "fc_1", type: "function_call", call_id: "call_w", name: "multi_tool_use.parallel", arguments: JSON.stringify({ tool_uses: [{ recipient_name: "functions.a", parameters: { x: 1 } }, { recipient_name: "functions.b", parameters: { y: 2 } }] }), status: "completed" };
+    const repair = expectSoundRepair("openai-responses", { id: "r", object: "response", status: "completed", output: [wrapper] });
+    expect((repair.body as { output: unknown[] }).output).toEqual([
+      { ...wrapper, call_id: "call_w_0", name: "a", arguments: '{"x":1}' },
+      { ...wrapper, id: "fc_1_tw2", call_id: "call_w_1", name: "b", arguments: '{"y":2}' },
+    ]);
+  });
+
+  it("calls over limits.maxCallsPerTurn are passed on as sent, as streams do", () => {
+    const body = chat([{ index: 0, message: { role: "assistant", content: null, tool_calls: [fn("a", "f", "{'x': 1}"), fn("b", "g", "{}"), fn("c", "h", "{'bad'")] }, finish_reason: "tool_calls" }]);
+    const repair = repairWholeResponse("openai-chat", body, { limits: { maxCallsPerTurn: 2 } });
+    const calls = (repair.body as { choices: Array<{ message: { tool_calls: unknown[] } }> }).choices[0]?.message.tool_calls;
+    expect(calls?.[2]).toBe((body.choices as Array<{ message: { tool_calls: unknown[] } }>)[0]?.message.tool_calls[2]);
+    expect(repair.turn?.diagnostics.map((diagnostic) => diagnostic.code)).toContain("too_many_calls");
+  });
+
+  it("a call nested deeper than any call may is never delivered, in any protocol, and nothing throws", () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) deep = { x: deep };
+    const fine = { ok: true };
+    const bodies: Array<[ProviderName, Record<string, unknown>]> = [
+      ["anthropic", { type: "message", content: [{ type: "tool_use", id: "a", name: "f", input: deep }, { type: "tool_use", id: "b", name: "g", input: fine }], stop_reason: "tool_use" }],
+      ["openai-chat", chat([{ index: 0, message: { role: "assistant", tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: deep } }, fn("b", "g", '{"ok":true}')] }, finish_reason: "tool_calls" }])],
+      ["openai-responses", { status: "completed", output: [{ type: "function_call", id: "fa", call_id: "a", name: "f", arguments: deep }, { type: "function_call", id: "fb", call_id: "b", name: "g", arguments: '{"ok":true}' }] }],
+      ["bedrock", { output: { message: { role: "assistant", content: [{ toolUse: { toolUseId: "a", name: "f", input: deep } }, { toolUse: { toolUseId: "b", name: "g", input: fine } }] } }, stopReason: "tool_use" }],
+      ["gemini", { candidates: [{ content: { parts: [{ functionCall: { id: "a", name: "f", args: deep } }, { functionCall: { id: "b", name: "g", args: fine } }] }, finishReason: "STOP" }] }],
+      ["ollama", { model: "m", message: { role: "assistant", content: "", tool_calls: [{ id: "a", function: { name: "f", arguments: deep } }, { id: "b", function: { name: "g", arguments: fine } }] }, done: true }],
+    ];
+    for (const [provider, body] of bodies) {
+      const repair = repairWholeResponse(provider, body);
+      expect(repair.changed).toBe(true);
+      expect(runnable(repair.turn).map((call) => call.id)).not.toContain("a");
+      expect(repair.repairs.some((report) => report.action === "withheld" && (report.code === "event_too_deep" || report.code === "too_deep"))).toBe(true);
     }
   });
 });

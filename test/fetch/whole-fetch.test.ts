@@ -72,6 +72,30 @@ describe("recorded non-streamed bodies through the repairing fetch", () => {
   }
 });
 
+describe("well-formed bodies of every protocol pass byte for byte", () => {
+  // Pretty-printed, with escapes a re-serialization would change: only the original bytes pass this.
+  const bodies: Array<[string, string, unknown]> = [
+    ["anthropic", "https://api.anthropic.com/v1/messages", { id: "msg_1", type: "message", role: "assistant", content: [{ type: "text", text: "caf\u00e9" }, { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1.0 } }], stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }],
+    ["openai-chat", "https://api.openai.com/v1/chat/completions", { id: "c", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: '{"a": 1.0}' } }] }, finish_reason: "tool_calls" }] }],
+    ["openai-responses", "https://api.openai.com/v1/responses", { id: "r", object: "response", status: "completed", output: [{ id: "fc_1", type: "function_call", status: "completed", call_id: "call_1", name: "f", arguments: '{"a": 1.0}' }] }],
+    ["gemini", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent", { candidates: [{ content: { role: "model", parts: [{ functionCall: { id: "fc_1", name: "f", args: { a: 1.0 } } }] }, finishReason: "STOP" }] }],
+    ["bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.nova-pro-v1:0/converse", { output: { message: { role: "assistant", content: [{ text: "caf\u00e9" }, { toolUse: { toolUseId: "tooluse_1", name: "f", input: { a: 1.0 } } }] } }, stopReason: "tool_use", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, metrics: { latencyMs: 9 } }],
+    ["ollama", "http://localhost:11434/api/chat", { model: "qwen3", created_at: "2025-01-01T00:00:00Z", message: { role: "assistant", content: "", tool_calls: [{ id: "call_1", function: { index: 0, name: "f", arguments: { a: 1.0 } } }] }, done: true, done_reason: "stop" }],
+  ];
+  for (const [protocol, url, value] of bodies) {
+    it(protocol, async () => {
+      const text = JSON.stringify(value, null, 2).replace(/\\\\u00e9/g, "\\u00e9").replace(/: 1(?=[,\n }])/g, ": 1.0");
+      expect(text).toMatch(/: 1\.0/);
+      const base = answering(text);
+      const { repairing, turns } = observed(base);
+      const response = await repairing(url, post({ model: "m" }));
+      expect(response).toBe(base.responses[0]);
+      expect(await response.text()).toBe(text);
+      expect(runnable(turns[0]?.turn ?? null)).toEqual([{ id: expect.any(String), name: "f", arguments: { a: 1 } }]);
+    });
+  }
+});
+
 describe("a quirk per protocol, repaired through the repairing fetch", () => {
   const cases: Array<{ protocol: string; url: string; body: Record<string, unknown>; contentType?: string; expectCodes: string[]; check: (body: Record<string, unknown>) => void }> = [
     {

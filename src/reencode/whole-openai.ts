@@ -109,11 +109,20 @@ function repairChatChoice(decoding: WholeDecoding, choice: Record<string, unknow
     const first = runnable[0];
     if (calls.length === 0) {
       if (!keep) legacy = null;
-    } else if (!(calls.length === 1 && first && typeof sent.arguments === "string" && decodedAsSent(first) && first.source === "delta")) {
+    } else if (!(calls.length === 1 && first && typeof sent.arguments === "string" && sent.name === first.name && decodedAsSent(first) && first.source === "delta")) {
       legacy = first ? { ...sent, name: first.name, arguments: JSON.stringify(first.arguments) } : null;
       if (first) decoding.tap.rewritten(first);
       // The legacy field holds one call: calls split from it cannot be delivered there.
-      for (const extra of runnable.slice(1)) decoding.tap.withheld(extra, `Call ${extra.index} (${extra.name}) was split from a legacy function_call, which holds one call only; it was not delivered.`);
+      for (const extra of runnable.slice(1)) {
+        decoding.tap.report({
+          action: "withheld",
+          code: "split_concatenated_calls",
+          message: `Call ${extra.index} (${extra.name}) was split from a legacy function_call, which holds one call only; it was not delivered.`,
+          callIndex: extra.index,
+          id: extra.id,
+          name: extra.name,
+        });
+      }
     }
     if (first) delivered++;
   }

@@ -262,6 +262,12 @@ class BedrockReencoder implements Reencoder {
       return;
     }
     const index = numberField(body, "contentBlockIndex");
+    if (index === null && (name === "contentBlockStart" || name === "contentBlockDelta") && carriesToolUse(body)) {
+      // The decoder ignores a block event without an index: a client must not build a call from
+      // what toolwire never checked.
+      this.tap.report({ action: "withheld", code: "block_index_missing", message: `A ${name} with a toolUse and no contentBlockIndex was not forwarded (toolwire's decoder ignores it, so nothing vouches for the call).` });
+      return;
+    }
     switch (name) {
       case "messageStart":
         // A second messageStart changes nothing: the decoder goes on in the same turn (open
@@ -443,6 +449,14 @@ class BedrockReencoder implements Reencoder {
       });
     }
   }
+}
+
+/** Whether a block event carries a client toolUse (a start or an input delta). */
+function carriesToolUse(body: Record<string, unknown>): boolean {
+  const start = isPlainObject(body.start) ? body.start : null;
+  if (start && isPlainObject(start.toolUse)) return start.toolUse.type !== "server_tool_use";
+  const delta = isPlainObject(body.delta) ? body.delta : null;
+  return delta !== null && isPlainObject(delta.toolUse);
 }
 
 /** A held frame with its block index moved (decoded again from its bytes: rare, and only then). */

@@ -158,6 +158,18 @@ describe("Bedrock quirks", () => {
     expect(frames(output).map((frame) => frame.event)).toEqual(["messageStart", "messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
   });
 
+  it("toolUse events without a contentBlockIndex, which the decoder ignores, are not forwarded", () => {
+    const noIndex = (event: ProviderEvent): ProviderEvent => {
+      const { contentBlockIndex: _index, ...body } = event.data as Record<string, unknown>;
+      return { ...event, data: body };
+    };
+    const events = [messageStart, noIndex(start(0, "tooluse_x", "rm")), noIndex(input(0, '{"path":"/"')), stop(0), messageStop("tool_use"), metadata];
+    const { output, reencoder } = reencode("bedrock", encodeEventStreamBytes(events));
+    expect(frames(output).map((frame) => frame.event)).toEqual(["messageStart", "contentBlockStop", "messageStop", "metadata"]);
+    expect(reencoder.repairs.filter((r) => r.code === "block_index_missing")).toHaveLength(2);
+    expect(decodeBytes("bedrock", output).toolCalls).toEqual([]);
+  });
+
   it("duplicate toolUseIds: the second call is rewritten with the id toolwire minted", () => {
     const events = [messageStart, start(0, "tooluse_same", "read"), input(0, '{"path":"a"}'), stop(0), start(1, "tooluse_same", "read"), input(1, '{"path":'), input(1, '"b"}'), stop(1), messageStop("tool_use"), metadata];
     const body = encodeEventStreamBytes(events);

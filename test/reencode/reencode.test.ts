@@ -212,3 +212,27 @@ describe("Chat: an error event while calls are held", () => {
     expect(decodeBytes("openai-chat", output).toolCalls).toEqual([]);
   });
 });
+
+describe("Anthropic: content_block_start without an index", () => {
+  it("is numbered as the decoder numbers it: a cut call is withheld, a whole one delivered with its index", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const withoutIndex = (event: ReturnType<typeof a.toolStart>) => {
+      const { index: _index, ...data } = event.data as Record<string, unknown>;
+      return { ...event, data };
+    };
+    const whole = [a.messageStart(), a.textStart(0), a.text(0, "Reading."), a.stop(0), withoutIndex(a.toolStart(1, "toolu_r", "read", {})), a.json(1, '{"path":"a"}'), a.stop(1), a.messageDelta("tool_use"), a.messageStop()];
+    const cut = [a.messageStart(), withoutIndex(a.toolStart(0, "toolu_c", "read", {})), a.json(0, '{"pa')];
+    for (const sizes of [[1 << 20], [5]]) {
+      const body = encoder.encode(sseBody("anthropic", whole));
+      const { output, reencoder } = reencode("anthropic", body, sizes);
+      const again = decodeBytes("anthropic", output);
+      expect(again.toolCalls.map((call) => [call.id, call.arguments, call.providerIndex])).toEqual([["toolu_r", { path: "a" }, 1]]);
+      expect(again.diagnostics.map((d) => d.code)).not.toContain("block_index_missing");
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "rewritten", code: "block_index_missing", id: "toolu_r" }));
+
+      const cutOutput = reencode("anthropic", encoder.encode(sseBody("anthropic", cut)), sizes);
+      expect(decodeBytes("anthropic", cutOutput.output).toolCalls).toEqual([]);
+      expect(cutOutput.reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", id: "toolu_c" }));
+    }
+  });
+});

@@ -1,3 +1,5 @@
+import { SHALLOW_DEPTH } from "../framing/framed-event.js";
+import { resolveLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
@@ -39,6 +41,18 @@ export interface WholeDecoding {
   readonly overLimit: boolean;
   /** Some synthesized event nested too deep for the decoder (`event_too_deep`): an entry without calls was not checked. */
   readonly refused: boolean;
+  /** Entries left out of the synthesized events because they nest too deep (withheld as `event_too_deep`). */
+  readonly tooDeep: ReadonlySet<EntryKey>;
+}
+
+/**
+ * The depth past which the decoder refuses a whole event (`wrapCodec`). Bodies decoded as one
+ * event (Gemini, Ollama) leave out a call entry that nests near it, so that one hostile call is
+ * withheld alone rather than taking the event, and its sibling calls, with it; such an entry is
+ * far deeper than `limits.maxDepth`, so the decoder would never have let it run.
+ */
+export function eventDepthLimit(options: DecoderOptions): number {
+  return Math.max(resolveLimits(options.limits).maxDepth + 16, SHALLOW_DEPTH);
 }
 
 /**
@@ -47,7 +61,13 @@ export interface WholeDecoding {
  * opened itself (its `position` counts such calls in order); calls split off a glued call join the
  * entry of the call they came from.
  */
-export function decodeWhole(provider: ProviderName, events: readonly ProviderEvent[], options: DecoderOptions, entryOf: (call: ToolCall, position: number) => EntryKey | undefined): WholeDecoding {
+export function decodeWhole(
+  provider: ProviderName,
+  events: readonly ProviderEvent[],
+  options: DecoderOptions,
+  entryOf: (call: ToolCall, position: number) => EntryKey | undefined,
+  tooDeep: ReadonlySet<EntryKey> = new Set(),
+): WholeDecoding {
   // Calls the model wrote into its text have no wire entry to rewrite: a whole body keeps its text as sent.
   const { textCalls: _textCalls, ...decoderOptions } = options;
   const tap = new DecoderTap(provider, createDecoder(provider, decoderOptions));
@@ -79,12 +99,23 @@ export function decodeWhole(provider: ProviderName, events: readonly ProviderEve
     else byEntry.set(key, [call]);
   }
   const overLimit = turn.diagnostics.some((diagnostic) => diagnostic.code === "too_many_calls");
-  return { tap, turn, byEntry, overLimit, refused };
+  return { tap, turn, byEntry, overLimit, refused, tooDeep };
 }
 
 /** The calls of one wire entry sorted out: delivered ones (with the entry's place), withheld ones reported. */
 export function settleEntry(decoding: WholeDecoding, key: EntryKey, describe: () => { id?: string; name?: string; what: string }): { calls: ToolCall[]; runnable: ToolCall[]; keep: boolean } {
   const calls = decoding.byEntry.get(key) ?? [];
+  if (decoding.tooDeep.has(key)) {
+    const entry = describe();
+    decoding.tap.report({
+      action: "withheld",
+      code: "event_too_deep",
+      message: `${entry.what} nests deeper than any call may, so toolwire could not check it; it was not delivered.`,
+      ...(entry.id !== undefined ? { id: entry.id } : {}),
+      ...(entry.name !== undefined ? { name: entry.name } : {}),
+    });
+    return { calls, runnable: [], keep: false };
+  }
   if (calls.length === 0) {
     // Not a call of the decoded turn: over the call limit (passed on as sent, as streams do), or
     // an entry the decoder read as part of another call, or one it could not check (removed).

@@ -2,7 +2,8 @@ import { isPlaceholderId } from "../assemble/turn.js";
 import { numberField, stringField } from "../providers/fields.js";
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { isPlainObject } from "./common.js";
-import { decodeWhole, picked, settleEntry, type WholeResponseRepair } from "./whole-common.js";
+import { nestsDeeperThan } from "../providers/codec.js";
+import { decodeWhole, eventDepthLimit, picked, settleEntry, type WholeResponseRepair } from "./whole-common.js";
 
 /**
  * Gemini `:generateContent` JSON: one `GenerateContentResponse`, which is exactly one chunk of
@@ -26,9 +27,14 @@ interface CallTrack {
   plain: boolean;
 }
 
-/** The call parts of the candidates the decoder reads (index 0), in the order it opens calls. */
-function trackCalls(candidates: readonly unknown[]): CallTrack[] {
+/**
+ * The call parts of the candidates the decoder reads (index 0), in the order it opens calls, and
+ * the call parts left out of the decoded chunk because they nest near the depth at which the
+ * decoder would refuse the whole chunk (`tooDeep`): each is withheld alone.
+ */
+function trackCalls(candidates: readonly unknown[], depthLimit: number): { tracks: CallTrack[]; tooDeep: PartRef[] } {
   const tracks: CallTrack[] = [];
+  const tooDeep: PartRef[] = [];
   let open: CallTrack | null = null;
   candidates.forEach((candidate: unknown, position) => {
     if (!isPlainObject(candidate) || (numberField(candidate, "index") ?? position) !== 0) return;
@@ -38,6 +44,10 @@ function trackCalls(candidates: readonly unknown[]): CallTrack[] {
       if (!isPlainObject(part) || !isPlainObject(part.functionCall)) return;
       const fc = part.functionCall;
       const ref = { candidate: position, part: at };
+      if (nestsDeeperThan(part, depthLimit)) {
+        tooDeep.push(ref);
+        return;
+      }
       const continues = fc.willContinue === true;
       const hasPartial = fc.partialArgs !== undefined;
       const args = fc.args === null ? undefined : fc.args;
@@ -67,14 +77,25 @@ function trackCalls(candidates: readonly unknown[]): CallTrack[] {
       if (!continues) open = null;
     });
   });
-  return tracks;
+  return { tracks, tooDeep };
+}
+
+/** The candidates with the parts at `refs` left out. */
+function withoutParts(candidates: readonly unknown[], refs: readonly PartRef[]): unknown[] {
+  if (refs.length === 0) return candidates as unknown[];
+  return candidates.map((candidate: unknown, position) => {
+    const skip = new Set(refs.filter((ref) => ref.candidate === position).map((ref) => ref.part));
+    if (skip.size === 0 || !isPlainObject(candidate) || !isPlainObject(candidate.content) || !Array.isArray(candidate.content.parts)) return candidate;
+    return { ...candidate, content: { ...candidate.content, parts: candidate.content.parts.filter((_part: unknown, at) => !skip.has(at)) } };
+  });
 }
 
 /** Gemini `generateContent` JSON; every object is read (a blocked prompt has no candidates). */
 export function repairGeminiWhole(body: Record<string, unknown>, options: DecoderOptions, addMissingIds: boolean): WholeResponseRepair {
   const candidates = Array.isArray(body.candidates) ? body.candidates : [];
-  const tracks = trackCalls(candidates);
-  const chunk = picked(body, ["candidates", "usageMetadata", "promptFeedback", "responseId", "modelVersion", "error"]);
+  // A part sits six levels into the chunk (chunk, candidates, candidate, content, parts, part).
+  const { tracks, tooDeep } = trackCalls(candidates, eventDepthLimit(options) - 8);
+  const chunk = { ...picked(body, ["candidates", "usageMetadata", "promptFeedback", "responseId", "modelVersion", "error"]), ...(tooDeep.length > 0 ? { candidates: withoutParts(candidates, tooDeep) } : {}) };
   const decoding = decodeWhole("gemini", [{ data: chunk }], options, (_call, position) => (position < tracks.length ? position : undefined));
   /** Replaced parts (null: removed) and parts inserted after a part, by candidate and part position. */
   const edits = new Map<number, Map<number, { replace?: unknown; after?: unknown[] }>>();
@@ -90,7 +111,18 @@ export function repairGeminiWhole(body: Record<string, unknown>, options: Decode
     return ((candidate.content as Record<string, unknown>).parts as unknown[])[ref.part] as Record<string, unknown>;
   };
   let delivered = 0;
-  let withheld = 0;
+  let withheld = tooDeep.length;
+  for (const ref of tooDeep) {
+    edit(ref).replace = null;
+    const fc = partAt(ref).functionCall as Record<string, unknown>;
+    decoding.tap.report({
+      action: "withheld",
+      code: "event_too_deep",
+      message: `The functionCall part ${ref.part} nests deeper than any call may, so toolwire could not check it; it was not delivered.`,
+      ...(typeof fc.id === "string" ? { id: fc.id } : {}),
+      ...(typeof fc.name === "string" ? { name: fc.name } : {}),
+    });
+  }
   tracks.forEach((track, position) => {
     const first = track.refs[0] as PartRef;
     const fc = partAt(first).functionCall as Record<string, unknown>;

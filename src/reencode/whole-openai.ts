@@ -3,7 +3,8 @@ import { stringifyJson } from "../json/stringify.js";
 import { stringField } from "../providers/fields.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { decodeWhole, picked, settleEntry, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
+import { nestsDeeperThan } from "../providers/codec.js";
+import { decodeWhole, eventDepthLimit, picked, settleEntry, type EntryKey, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
 import { ids } from "./whole-messages.js";
 
 /**
@@ -176,12 +177,29 @@ export function repairOllamaWhole(body: Record<string, unknown>, options: Decode
   const message = body.message;
   if (!isPlainObject(message)) return null;
   const entries = Array.isArray(message.tool_calls) ? message.tool_calls : null;
-  // The decoder takes a call's position from `function.index`: the list position is that index.
   const line = picked(body, ["model", "created_at", "message", "done", "done_reason", "error", "prompt_eval_count", "eval_count", "total_duration", "load_duration", "prompt_eval_duration", "eval_duration"]);
+  // The decoder takes a call's position from `function.index`: the list position is that index.
+  // An entry nesting near the depth at which the decoder refuses the whole line is left out alone.
+  const limit = eventDepthLimit(options) - 8;
+  const tooDeep = new Set<EntryKey>();
+  const said = picked(message, ["role", "content", "thinking"]);
   const synthesized = entries
-    ? { ...line, message: { ...message, tool_calls: entries.map((entry: unknown, at) => (isPlainObject(entry) ? { ...entry, function: { ...(isPlainObject(entry.function) ? entry.function : {}), index: at } } : entry)) } }
-    : line;
-  const decoding = decodeWhole("ollama", [{ data: synthesized }], options, (call) => call.providerIndex);
+    ? {
+        ...line,
+        message: {
+          ...said,
+          tool_calls: entries.flatMap((entry: unknown, at) => {
+            if (!isPlainObject(entry)) return [entry];
+            if (nestsDeeperThan(entry, limit)) {
+              tooDeep.add(at);
+              return [];
+            }
+            return [{ ...entry, function: { ...(isPlainObject(entry.function) ? entry.function : {}), index: at } }];
+          }),
+        },
+      }
+    : { ...line, message: said };
+  const decoding = decodeWhole("ollama", [{ data: synthesized }], options, (call) => call.providerIndex, tooDeep);
   if (!entries) return { body, changed: false, turn: decoding.turn, repairs: decoding.tap.repairs };
   let changed = false;
   const out: unknown[] = [];

@@ -101,8 +101,49 @@ const anthropicBody = fc
     return { id: "msg_gen", type: "message", role: "assistant", model: "m", content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } };
   });
 
-function property(provider: ProviderName, body: Record<string, unknown>): void {
-  const repair = expectSoundRepair(provider, body);
+const callId = (id: "unique" | "duplicate" | "missing" | "placeholder", n: number, prefix: string, key: string): Record<string, unknown> =>
+  id === "unique" ? { [key]: `${prefix}${n}` } : id === "duplicate" ? { [key]: `${prefix}0` } : id === "placeholder" ? { [key]: "null" } : {};
+
+const call = fc.record({ args, form: forms, id: ids, name: names, asText: fc.boolean() });
+
+const responsesBody = fc.record({ calls: fc.array(call, { maxLength: 4 }), incomplete: fc.boolean(), reasoning: fc.boolean() }).map(({ calls, incomplete, reasoning }) => ({
+  id: "resp_gen",
+  object: "response",
+  status: incomplete ? "incomplete" : "completed",
+  ...(incomplete ? { incomplete_details: { reason: "max_output_tokens" } } : {}),
+  output: [
+    ...(reasoning ? [{ id: "rs_1", type: "reasoning", summary: [] }] : []),
+    ...calls.map((c, n) => ({ id: `fc_${n}`, type: "function_call", status: incomplete && n === calls.length - 1 ? "incomplete" : "completed", ...callId(c.id, n, "call_", "call_id"), name: c.name, arguments: argumentsText(c.args, c.form) })),
+  ],
+}));
+
+const converseBody = fc.record({ calls: fc.array(call, { maxLength: 4 }), stop: fc.constantFrom("tool_use", "end_turn", "max_tokens") }).map(({ calls, stop }) => ({
+  output: { message: { role: "assistant", content: [{ text: "ok" }, ...calls.map((c, n) => ({ toolUse: { ...callId(c.id, n, "tooluse_", "toolUseId"), name: c.name, input: c.asText ? argumentsText(c.args, c.form) : c.args } }))] } },
+  stopReason: stop,
+  usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+}));
+
+const geminiBody = fc.record({ calls: fc.array(call, { maxLength: 4 }), finish: fc.constantFrom("STOP", "MAX_TOKENS"), signature: fc.boolean() }).map(({ calls, finish, signature }) => ({
+  candidates: [
+    {
+      content: { role: "model", parts: calls.map((c, n) => ({ functionCall: { ...callId(c.id, n, "fc_", "id"), name: c.name, args: c.asText ? argumentsText(c.args, c.form) : c.args }, ...(signature && n === 0 ? { thoughtSignature: "c2ln" } : {}) })) },
+      finishReason: finish,
+      index: 0,
+    },
+  ],
+  responseId: "r_gen",
+}));
+
+const ollamaBody = fc.array(call, { maxLength: 4 }).map((calls) => ({
+  model: "m",
+  created_at: "2025-01-01T00:00:00Z",
+  message: { role: "assistant", content: "", tool_calls: calls.map((c, n) => ({ ...callId(c.id, n, "call_", "id"), function: { index: n, name: c.name, arguments: c.asText ? argumentsText(c.args, c.form) : c.args } })) },
+  done: true,
+  done_reason: "stop",
+}));
+
+function property(provider: ProviderName, body: Record<string, unknown>, compare: { addMissingIds?: boolean } = {}): void {
+  const repair = expectSoundRepair(provider, body, compare);
   // Nothing delivered is withheld by the decoder, and nothing the decoder withheld is delivered.
   const delivered = runnable(repair.turn).map((call) => call.id);
   const withheld = (repair.turn?.toolCalls ?? []).filter((call) => call.arguments === null).map((call) => call.id);
@@ -120,6 +161,13 @@ describe("repairWholeResponse, generated bodies", () => {
 
   it("Anthropic Messages", () => {
     fc.assert(fc.property(anthropicBody, (body) => property("anthropic", body)), { numRuns: 400 });
+  });
+
+  it("Responses, Bedrock Converse, Gemini (Gemini API and Vertex) and Ollama", () => {
+    fc.assert(fc.property(responsesBody, (body) => property("openai-responses", body)), { numRuns: 200 });
+    fc.assert(fc.property(converseBody, (body) => property("bedrock", body)), { numRuns: 200 });
+    fc.assert(fc.property(geminiBody, fc.boolean(), (body, vertex) => property("gemini", body, { addMissingIds: !vertex })), { numRuns: 200 });
+    fc.assert(fc.property(ollamaBody, (body) => property("ollama", body)), { numRuns: 200 });
   });
 
   it("never throws, for any JSON value, in any protocol", () => {

@@ -141,10 +141,9 @@ export function settleEntry(decoding: WholeDecoding, key: EntryKey, describe: ()
 }
 
 /** The body was not read: passed through unchanged, with the reason reported as `classified`. */
-export function unreadBody(provider: ProviderName, code: string, message: string): WholeResponseRepair {
-  return { body: undefined, changed: false, turn: null, repairs: [{ stage: "response", action: "classified", code, provider, message }] };
+export function unreadBody(provider: ProviderName, body: unknown, code: string, message: string): WholeResponseRepair {
+  return { body, changed: false, turn: null, repairs: [{ stage: "response", action: "classified", code, provider, message }] };
 }
-
 
 /**
  * The fields of `object` a decoder reads beside the calls: the synthesized events carry only

@@ -67,7 +67,5 @@ export function repairWholeResponse(provider: ProviderName, body: unknown, optio
         break;
     }
   }
-  if (result) return result;
-  const unread = unreadBody(provider, "whole_response_unexpected_shape", `The response body is not ${EXPECTED[provider]}; it was passed on unchanged, its calls (if any) unchecked.`);
-  return { ...unread, body };
+  return result ?? unreadBody(provider, body, "whole_response_unexpected_shape", `The response body is not ${EXPECTED[provider]}; it was passed on unchanged, its calls (if any) unchecked.`);
 }

@@ -183,7 +183,13 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
  * untouched) when nothing changed or the body is not JSON.
  */
 async function repairWholeBody(response: Response, route: Route, url: string, options: RepairingFetchOptions, reports: readonly RepairReport[]): Promise<Response> {
-  const text = await response.clone().text();
+  let text: string;
+  try {
+    text = await response.clone().text();
+  } catch {
+    // The body failed while it was read: the client reads the same failure from the original.
+    return response;
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -234,6 +234,23 @@ describe("what the whole path leaves alone", () => {
     expect(reports.map((report) => report.code)).toEqual(["single_quotes"]);
   });
 
+  it("a body that fails while it is read is returned as it came: the client sees the failure itself", async () => {
+    const failing = async (): Promise<Response> =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"choices":'));
+            controller.error(new Error("connection reset"));
+          },
+        }),
+        { status: 200, headers: { "content-type": "application/json" } },
+      );
+    const { repairing, turns } = observed({ fetch: failing });
+    const response = await repairing("https://api.openai.com/v1/chat/completions", post({ model: "m" }));
+    await expect(response.text()).rejects.toThrow("connection reset");
+    expect(turns).toEqual([]);
+  });
+
   it("other content types (plain text) are not read", async () => {
     const base = answering("hello", "text/plain");
     const { repairing, reports } = observed(base);

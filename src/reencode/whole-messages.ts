@@ -7,8 +7,9 @@ import { decodeWhole, picked, settleEntry, type WholeResponseRepair } from "./wh
 /**
  * Whole responses made of content blocks: Anthropic Messages (also Claude on Bedrock `/invoke`)
  * and Bedrock Converse. The body becomes the stream the protocol would have sent (one start, delta
- * and stop per block), decoded by the stream decoder; a `max_tokens` stop leaves the last block
- * without its stop when it is a call, because that is the block the limit cut.
+ * and stop per block), decoded by the stream decoder; a length stop (`max_tokens`,
+ * `model_context_window_exceeded`) leaves the last block without its stop when it is a call,
+ * because that is the block the limit cut.
  */
 
 /** How a call's input reaches the decoder: an object as the block's start input, anything else as its argument text. */
@@ -21,6 +22,9 @@ function inputEvents(input: unknown): { start: Record<string, unknown> | undefin
 }
 
 const CALL_BLOCKS = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
+
+/** Stop reasons that mean the output limit cut the message (both protocols map them to `length`). */
+const LENGTH_STOPS = new Set(["max_tokens", "model_context_window_exceeded"]);
 
 /** Anthropic Messages JSON (`/v1/messages` without `stream`, Bedrock `/invoke`), or null when `content` is not a list. */
 export function repairAnthropicWhole(body: Record<string, unknown>, options: DecoderOptions): WholeResponseRepair | null {
@@ -36,7 +40,7 @@ export function repairAnthropicWhole(body: Record<string, unknown>, options: Dec
     const startBlock = isCall ? { ...block, input: input.start ?? {} } : block;
     events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: startBlock } });
     if (input.text !== null) events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: input.text } } });
-    const cut = isCall && index === content.length - 1 && stopReason === "max_tokens";
+    const cut = isCall && index === content.length - 1 && stopReason !== null && LENGTH_STOPS.has(stopReason);
     if (!cut) events.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
   });
   events.push({ event: "message_delta", data: { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: stopSequence ?? null }, ...(usage !== undefined ? { usage } : {}) } });
@@ -96,7 +100,7 @@ export function repairConverseWhole(body: Record<string, unknown>, options: Deco
       const input = inputEvents(sent);
       events.push({ event: "contentBlockStart", data: { contentBlockIndex, start: { toolUse: { ...toolUse, ...(input.start !== undefined ? { input: input.start } : {}) } } } });
       if (input.text !== null) events.push({ event: "contentBlockDelta", data: { contentBlockIndex, delta: { toolUse: { input: input.text } } } });
-      if (index === content.length - 1 && stopReason === "max_tokens") return;
+      if (index === content.length - 1 && stopReason !== null && LENGTH_STOPS.has(stopReason)) return;
     } else if (typeof block.text === "string") {
       events.push({ event: "contentBlockDelta", data: { contentBlockIndex, delta: { text: block.text } } });
     } else if (isPlainObject(block.reasoningContent)) {

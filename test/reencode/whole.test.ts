@@ -94,6 +94,13 @@ describe("Anthropic Messages (and Bedrock /invoke)", () => {
     expect(repair.turn?.toolCalls[0]?.error?.cause).toBe("max_tokens");
   });
 
+  it("stop_reason model_context_window_exceeded cuts the last call as max_tokens does", () => {
+    const body = message([call("toolu_1", "read", { path: "a" }), call("toolu_2", "read", { path: "b" })], "model_context_window_exceeded");
+    const repair = expectSoundRepair("anthropic", body);
+    expect(codes(repair)).toEqual([["withheld", "truncated"]]);
+    expect(runnable(repair.turn)).toEqual([{ id: "toolu_1", name: "read", arguments: { path: "a" } }]);
+  });
+
   it("input sent as a JSON string (compatible servers): decoded and sent back as an object; glued objects become two calls", () => {
     const body = message([call("toolu_9", "search", '{"q":"rust"}{"q":"zig"}')]);
     const repair = expectSoundRepair("anthropic", body);

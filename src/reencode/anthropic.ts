@@ -71,8 +71,8 @@ class AnthropicReencoder extends SseReencoder {
 
   /**
    * The message_delta that came while calls were still held: their content_block_stop may follow
-   * it (servers do send it late), so it goes out once they are decided, or when anything else
-   * comes.
+   * it (servers do send it late), so it goes out once they are decided, or when the message ends
+   * (message_stop, an error, a restart, the end of the body).
    */
   private deferredDelta: { raw: RawSseEvent; data: Record<string, unknown>; name: string | undefined } | null = null;
 
@@ -98,7 +98,9 @@ class AnthropicReencoder extends SseReencoder {
       return;
     }
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
-    if (this.deferredDelta !== null && !(this.held.has(typeof data.index === "number" ? data.index : -1) && (type === "content_block_delta" || type === "content_block_stop"))) {
+    // The decoder leaves a call open past message_delta until its stop or the message's end, so
+    // the deferred delta waits for those; other events (pings, unknown ones, other blocks) pass it.
+    if (this.deferredDelta !== null && (type === "message_stop" || type === "message_start" || type === "error")) {
       this.flushDeferredDelta(out);
     }
     if (type === "ping") {
@@ -181,6 +183,13 @@ class AnthropicReencoder extends SseReencoder {
       case "message_delta": {
         const delta = isPlainObject(data.delta) ? data.delta : null;
         const stopReason = typeof delta?.stop_reason === "string" ? delta.stop_reason : typeof data.stop_reason === "string" ? data.stop_reason : null;
+        // A message_delta sent again (a relay's retry) replaces the one waiting, which goes out
+        // first without cutting the calls still held: the decoder does not cut them either.
+        const waiting = this.deferredDelta;
+        if (waiting !== null) {
+          this.deferredDelta = null;
+          this.sendDelta(waiting.raw, waiting.data, waiting.name, out, false);
+        }
         if (this.held.size > 0 && stopReason !== "max_tokens") {
           this.deferredDelta = { raw, data, name: event.event };
           return;
@@ -194,10 +203,10 @@ class AnthropicReencoder extends SseReencoder {
   }
 
   /** message_delta: calls still held are cut; the stop reason is made to agree with what was delivered. */
-  private sendDelta(raw: RawSseEvent, data: Record<string, unknown>, name: string | undefined, out: WireEvent[]): void {
+  private sendDelta(raw: RawSseEvent, data: Record<string, unknown>, name: string | undefined, out: WireEvent[], cut = true): void {
     const delta = isPlainObject(data.delta) ? data.delta : null;
     const stopReason = typeof delta?.stop_reason === "string" ? delta.stop_reason : typeof data.stop_reason === "string" ? data.stop_reason : null;
-    this.dropHeld(stopReason === "max_tokens" ? "The model hit max_tokens inside the call" : "The message ended before the call's content_block_stop", undefined, stopReason === "max_tokens" ? "max_tokens" : undefined);
+    if (cut) this.dropHeld(stopReason === "max_tokens" ? "The model hit max_tokens inside the call" : "The message ended before the call's content_block_stop", undefined, stopReason === "max_tokens" ? "max_tokens" : undefined);
     let rewritten: Record<string, unknown> | null = null;
     if (!delta) {
       const { stop_reason: _reason, stop_sequence: sequence, type: _type, usage, ...rest } = data;

@@ -259,3 +259,19 @@ describe("A body that ends inside an event, after its data", () => {
     }
   });
 });
+
+describe("Anthropic: a message_delta before the call's content_block_stop", () => {
+  it("waits for the stop past other events (an unknown event, a ping, a repeated message_delta), as the decoder keeps the call open", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const unknown = { event: "vendor_note", data: { note: "hello" } };
+    const events = [a.messageStart(), a.toolStart(0, "toolu_k", "glob", {}), a.json(0, '{"pattern":"*.c"}'), a.messageDelta("tool_use"), unknown, a.messageDelta("tool_use"), a.stop(0), a.messageStop()];
+    const body = encoder.encode(sseBody("anthropic", events));
+    const original = decodeBytes("anthropic", body);
+    expect(original.toolCalls.map((call) => [call.id, call.arguments])).toEqual([["toolu_k", { pattern: "*.c" }]]);
+    for (const sizes of [[body.length], [9]]) {
+      const { output, reencoder } = reencode("anthropic", body, sizes);
+      expect(decodeBytes("anthropic", output).toolCalls.map((call) => [call.id, call.arguments])).toEqual([["toolu_k", { pattern: "*.c" }]]);
+      expect(reencoder.repairs.filter((r) => r.action === "withheld")).toEqual([]);
+    }
+  });
+});

@@ -38,6 +38,8 @@ interface HeldCall {
   plainDeltas: boolean;
   /** The tap's log length when the block started: calls ended before belong to earlier blocks. */
   since: number;
+  /** `content_block_start` had no index: the decoder gave it one, and so must the client's copy. */
+  indexAdded: boolean;
 }
 
 class AnthropicReencoder extends SseReencoder {
@@ -47,6 +49,8 @@ class AnthropicReencoder extends SseReencoder {
   private readonly held = new Map<number, HeldCall>();
   private runnable = 0;
   private invalidWithheld = 0;
+  /** The highest block index the decoder knows in this message (it numbers a block sent without one after it). */
+  private lastBlock = -1;
 
   constructor(options: DecoderOptions) {
     super("anthropic", options);
@@ -109,8 +113,11 @@ class AnthropicReencoder extends SseReencoder {
         this.outIndex.clear();
         this.runnable = 0;
         this.invalidWithheld = 0;
+        this.lastBlock = -1;
       }
       this.started = true;
+      const message = isPlainObject(data.message) ? data.message : null;
+      if (message && Array.isArray(message.content)) this.lastBlock = Math.max(this.lastBlock, message.content.length - 1);
       out.push(raw.wire);
       return;
     }
@@ -128,9 +135,18 @@ class AnthropicReencoder extends SseReencoder {
     switch (type) {
       case "content_block_start": {
         const block = isPlainObject(data.content_block) ? data.content_block : null;
-        if (index !== null && block?.type === "tool_use") {
-          if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { events: [raw.wire], block, plainDeltas: true, since: this.tap.log.length });
+        // Without an index the decoder numbers the block after the last it knows: the client gets
+        // that number too, else its own numbering would drift from the decoder's.
+        const blockIndex = index ?? this.lastBlock + 1;
+        if (block) this.lastBlock = Math.max(this.lastBlock, blockIndex);
+        if (block?.type === "tool_use") {
+          if (this.held.has(blockIndex)) this.dropHeld("A new block started at the same index", blockIndex);
+          this.held.set(blockIndex, { events: [raw.wire], block, plainDeltas: true, since: this.logPosition, indexAdded: index === null });
+          return;
+        }
+        if (index === null && block) {
+          out.push(sseText({ ...data, index: this.assign(blockIndex) }, raw.event?.event ?? "content_block_start"));
+          this.tap.report({ action: "normalized", code: "block_index_missing", message: `content_block_start had no index; it was given index ${blockIndex}, as toolwire's decoder numbers it.` });
           return;
         }
         if (index !== null) this.assign(index);
@@ -238,7 +254,7 @@ class AnthropicReencoder extends SseReencoder {
       this.runnable++;
       // The block's own index goes to its first delivered call; calls split from it get new ones.
       const outIndex = this.outIndex.has(index) ? this.nextOut++ : this.assign(index);
-      const asSent = isFirst && calls.length === 1 && closed && decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
+      const asSent = isFirst && calls.length === 1 && closed && !held.indexAdded && decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
       if (asSent) {
         for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
         continue;
@@ -247,7 +263,11 @@ class AnthropicReencoder extends SseReencoder {
       out.push(sseText({ type: "content_block_start", index: outIndex, content_block: { type: "tool_use", id: call.id, name: call.name, input: {}, ...extra } }, "content_block_start"));
       out.push(sseText({ type: "content_block_delta", index: outIndex, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } }, "content_block_delta"));
       out.push(sseText({ type: "content_block_stop", index: outIndex }, "content_block_stop"));
-      this.tap.rewritten(call, [...(emptyStart || !isFirst ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
+      this.tap.rewritten(call, [
+        ...(emptyStart || !isFirst ? [] : [startInput === null ? "start_input_null" : "start_input"]),
+        ...(closed ? [] : ["call_closed_at_stream_end"]),
+        ...(held.indexAdded && isFirst ? ["block_index_missing"] : []),
+      ]);
     }
   }
 

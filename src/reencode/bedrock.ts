@@ -125,7 +125,6 @@ class BedrockReencoder implements Reencoder {
   private maxOut = -1;
   private readonly withheldIndexes: number[] = [];
   private readonly held = new Map<number, HeldCall>();
-  private started = false;
   private runnable = 0;
   private withheldCalls = 0;
   /** Calls the decoder ended and no block has claimed yet, in the order they ended. */
@@ -263,10 +262,16 @@ class BedrockReencoder implements Reencoder {
       return;
     }
     const index = numberField(body, "contentBlockIndex");
+    if (index === null && (name === "contentBlockStart" || name === "contentBlockDelta") && carriesToolUse(body)) {
+      // The decoder ignores a block event without an index: a client must not build a call from
+      // what toolwire never checked.
+      this.tap.report({ action: "withheld", code: "block_index_missing", message: `A ${name} with a toolUse and no contentBlockIndex was not forwarded (toolwire's decoder ignores it, so nothing vouches for the call).` });
+      return;
+    }
     switch (name) {
       case "messageStart":
-        if (this.started) this.restart();
-        this.started = true;
+        // A second messageStart changes nothing: the decoder goes on in the same turn (open
+        // blocks stay open), so the frame passes and the numbering goes on too.
         out.push(frame);
         return;
       case "contentBlockStart": {
@@ -328,18 +333,6 @@ class BedrockReencoder implements Reencoder {
       default:
         out.push(this.mapped(frame, message, body, index));
     }
-  }
-
-  /** A second messageStart (a retry spliced in): the numbering starts over with it. */
-  private restart(): void {
-    this.dropHeld("A second messageStart restarted the message");
-    this.outIndex.clear();
-    this.usedOut.clear();
-    this.maxOut = -1;
-    this.withheldIndexes.length = 0;
-    this.runnable = 0;
-    this.withheldCalls = 0;
-    this.stopped = false;
   }
 
   /** The client-side index of a wire block: moved down past the withheld blocks before it, fixed once given. */
@@ -435,13 +428,16 @@ class BedrockReencoder implements Reencoder {
     out.push(encodeJsonEventFrame("contentBlockStop", { contentBlockIndex: outIndex }));
   }
 
-  /** Calls still open when the message stopped, errored, restarted or the body ended: cut, so never delivered. */
+  /** Calls still open when the message stopped, errored, or the body ended: cut, so never delivered. */
   private dropHeld(why: string, only?: number, cause?: string): void {
     for (const [index, held] of this.held) {
       if (only !== undefined && index !== only) continue;
       this.held.delete(index);
       this.withheldCalls++;
       this.withheldIndexes.push(index);
+      // The decoder ended the cut call too (it sees the same event first): a block started later
+      // at this index must not claim it.
+      this.claim(index);
       const id = stringField(held.toolUse, "toolUseId");
       const name = stringField(held.toolUse, "name");
       this.tap.report({
@@ -453,6 +449,14 @@ class BedrockReencoder implements Reencoder {
       });
     }
   }
+}
+
+/** Whether a block event carries a client toolUse (a start or an input delta). */
+function carriesToolUse(body: Record<string, unknown>): boolean {
+  const start = isPlainObject(body.start) ? body.start : null;
+  if (start && isPlainObject(start.toolUse)) return start.toolUse.type !== "server_tool_use";
+  const delta = isPlainObject(body.delta) ? body.delta : null;
+  return delta !== null && isPlainObject(delta.toolUse);
 }
 
 /** A held frame with its block index moved (decoded again from its bytes: rare, and only then). */

@@ -5,6 +5,9 @@ import type { RepairReport } from "./types.js";
 
 export { isPlainObject };
 
+/** Which calls belong to a held block or item: its provider index, or a test (items known by id). */
+export type CallMatcher = number | ((call: ToolCall) => boolean);
+
 /** Decoder bookkeeping every re-encoder shares: the calls as they end, the turn, the report. */
 export class DecoderTap {
   readonly ended = new Map<number, ToolCall>();
@@ -63,14 +66,15 @@ export class DecoderTap {
   }
 
   /**
-   * The calls at `providerIndex` that ended at or after position `since` of the log: one, or
-   * several when the decoder split glued objects into calls of their own.
+   * The calls of one wire block or item (at `providerIndex`, or those `of` matches) that ended at or
+   * after position `since` of the log: one, or several when the decoder split glued objects into
+   * calls of their own.
    */
-  endedSince(since: number, providerIndex: number): ToolCall[] {
+  endedSince(since: number, of: CallMatcher): ToolCall[] {
     const found: ToolCall[] = [];
     for (let i = since; i < this.log.length; i++) {
       const call = this.log[i] as ToolCall;
-      if (call.providerIndex === providerIndex) found.push(call);
+      if (typeof of === "number" ? call.providerIndex === of : of(call)) found.push(call);
     }
     return found;
   }

@@ -46,6 +46,8 @@ class OpenAIChatReencoder extends SseReencoder {
   private held: WireEvent[] = [];
   private finishes = 0;
   private decided = false;
+  /** An error event came while calls were held: all of them are withheld. */
+  private failedWithCalls = false;
   private errored = false;
   /** The calls were sent in the well-formed shape (see the class comment). */
   private wellFormed = true;
@@ -61,6 +63,11 @@ class OpenAIChatReencoder extends SseReencoder {
   }
 
   protected endHeld(out: WireEvent[]): void {
+    if (this.failedWithCalls) {
+      for (const call of [...this.tap.ended.values()].sort((a, b) => a.index - b.index)) {
+        this.tap.withheld(call, call.arguments === null ? undefined : `Call ${call.index} (${call.name}) was not delivered: the stream failed before the turn finished, and a Chat call without a finish_reason reads as cut.`);
+      }
+    }
     const done = this.heldDone;
     this.decide(out, done !== null);
     if (done !== null) for (const wire of done) out.push(wire);
@@ -87,8 +94,7 @@ class OpenAIChatReencoder extends SseReencoder {
         if (!this.errored) this.decide(out, true);
         out.push(raw.wire);
       } else if (event.event === "error") {
-        this.errored = true;
-        out.push(raw.wire);
+        this.failWith(raw, out);
       } else {
         out.push(sseComment(data));
         this.tap.report({ action: "normalized", code: "non_json_data", message: "A data line that is not JSON (a keep-alive) was sent as an SSE comment, which clients skip." });
@@ -100,8 +106,7 @@ class OpenAIChatReencoder extends SseReencoder {
       return;
     }
     if ((data.error !== undefined && data.error !== null) || event.event === "error") {
-      this.errored = true;
-      out.push(raw.wire);
+      this.failWith(raw, out);
       return;
     }
     if (this.envelope === null) {
@@ -130,6 +135,21 @@ class OpenAIChatReencoder extends SseReencoder {
       return;
     }
     out.push(this.withRole(raw, data));
+  }
+
+  /**
+   * An error event ends the turn. Chat has no end marker per call (only the finish_reason and
+   * `[DONE]`, which an errored turn does not get), so no call held so far can reach the client as
+   * complete: each is withheld, what else was held goes out without its call fragments, then the
+   * error, as it came.
+   */
+  private failWith(raw: RawSseEvent, out: WireEvent[]): void {
+    if (!this.errored && this.holding && !this.decided) {
+      this.decide(out, false, true);
+      this.failedWithCalls = true;
+    }
+    this.errored = true;
+    out.push(raw.wire);
   }
 
   /** Whether the fragments of this chunk keep the well-formed shape. */
@@ -168,13 +188,16 @@ class OpenAIChatReencoder extends SseReencoder {
     return sseText({ ...data, choices }, raw.event?.event);
   }
 
-  private decide(out: WireEvent[], done: boolean): void {
+  /** `failed`: an error event came, and every call is withheld (see `failWith`). */
+  private decide(out: WireEvent[], done: boolean, failed = false): void {
     if (this.decided) return;
     this.decided = true;
     const calls = [...this.tap.ended.values()].sort((a, b) => a.index - b.index);
-    const runnable = calls.filter((call) => call.arguments !== null);
-    for (const call of calls) if (call.arguments === null) this.tap.withheld(call);
+    const runnable = failed ? [] : calls.filter((call) => call.arguments !== null);
+    // A failed turn's calls are reported when the decoder has ended them all (with the body).
+    if (!failed) for (const call of calls) if (call.arguments === null) this.tap.withheld(call);
     const asSent =
+      !failed &&
       this.wellFormed &&
       this.finishes <= 1 &&
       calls.length === this.seenEntries.size &&

@@ -1,5 +1,5 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
-import { decodedAsSent, isPlainObject } from "./common.js";
+import { decodedAsSent, isPlainObject, type CallMatcher } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
@@ -27,13 +27,22 @@ export function createOpenAIResponsesReencoder(options: DecoderOptions = {}): Re
 interface HeldItem {
   events: WireEvent[];
   item: Record<string, unknown>;
-  outputIndex: number;
+  /** Null when the server left it out: the item is then known by its id alone, as the decoder knows it. */
+  outputIndex: number | null;
+  itemId: string | null;
   /** Sequence numbers of the held events, reused by a rewrite. */
   sequence: number[];
+  /** The tap's log position when the item was added: its calls end after it (an earlier item may have had the same output_index). */
+  since: number;
 }
 
 class OpenAIResponsesReencoder extends SseReencoder {
-  private readonly held = new Map<number, HeldItem>();
+  /** Held items in the order they were added, found as the decoder finds them: by item id, else by output index. */
+  private readonly held = new Set<HeldItem>();
+  private readonly heldById = new Map<string, HeldItem>();
+  private readonly heldByIndex = new Map<number, HeldItem>();
+  /** Every call item added so far (the decoder ignores a second `output_item.added` for one). */
+  private readonly addedIds = new Set<string>();
   /** Item id (and call_id) → the items delivered in its place (none when withheld). */
   private readonly changed = new Map<string, Array<Record<string, unknown>>>();
   /**
@@ -68,10 +77,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
    * (their arguments were done, or the terminal response carries the item) are re-sent whole.
    */
   private deliverDecided(out: WireEvent[]): void {
-    for (const [index, held] of this.held) {
-      const calls = this.callsAt(index);
+    for (const held of [...this.held]) {
+      const calls = this.callsOf(held);
       if (calls.some((call) => call.arguments !== null)) {
-        this.held.delete(index);
+        this.unhold(held);
         this.deliver(held, held.item, calls, out);
       }
     }
@@ -96,24 +105,31 @@ class OpenAIResponsesReencoder extends SseReencoder {
       return;
     }
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
-    const outputIndex = typeof data.output_index === "number" ? data.output_index : null;
+    const outputIndex = Number.isInteger(data.output_index) ? (data.output_index as number) : null;
     const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
-    if (type === "response.output_item.added" && outputIndex !== null && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
-      this.held.set(outputIndex, { events: [raw.wire], item: data.item, outputIndex, sequence: sequence !== null ? [sequence] : [] });
+    if (type === "response.output_item.added" && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
+      const itemId = nonEmptyString(data.item.id);
+      if (itemId !== null ? this.addedIds.has(itemId) : outputIndex !== null && this.heldByIndex.has(outputIndex)) {
+        // The decoder ignores it (item_added_twice): the item's events go on to the one added first.
+        this.tap.report({ action: "withheld", code: "item_added_twice", message: `Output item ${itemId ?? String(outputIndex)} was added a second time; the repeat was not forwarded.` });
+        return;
+      }
+      if (itemId !== null) this.addedIds.add(itemId);
+      this.hold({ events: [raw.wire], item: data.item, outputIndex, itemId, sequence: sequence !== null ? [sequence] : [], since: this.logPosition });
       return;
     }
-    const held = outputIndex !== null ? this.held.get(outputIndex) : undefined;
+    const held = this.heldFor(type === "response.output_item.done" && isPlainObject(data.item) ? nonEmptyString(data.item.id) : nonEmptyString(data.item_id), outputIndex);
     if (held) {
       holdWire(held.events, raw.wire);
       if (sequence !== null) held.sequence.push(sequence);
       if (type === "response.output_item.done") {
-        this.held.delete(outputIndex as number);
+        this.unhold(held);
         this.release(held, isPlainObject(data.item) ? data.item : held.item, out);
       }
       return;
     }
     if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {
-      if ([...this.held.keys()].some((index) => !this.decided(index))) {
+      if ([...this.held].some((held) => this.callsOf(held).length === 0)) {
         // A call still held that the decoder ends only with the stream: the terminal event waits for it.
         this.terminal = { raw, data, type };
         return;
@@ -124,14 +140,27 @@ class OpenAIResponsesReencoder extends SseReencoder {
     out.push(outputIndex === null ? raw.wire : this.moved(raw, data, outputIndex));
   }
 
-  /** The decoder has ended the calls of the item at `index`. */
-  private decided(index: number): boolean {
-    return this.callsAt(index).length > 0;
+  /** The calls the decoder ended for a held item (several when it split glued objects). */
+  private callsOf(held: HeldItem): ToolCall[] {
+    return this.tap.endedSince(held.since, matcherOf(held));
   }
 
-  /** The calls the decoder ended for the item at output index `index` (several when it split glued objects). */
-  private callsAt(index: number): ToolCall[] {
-    return [...this.tap.ended.values()].filter((call) => call.providerIndex === index);
+  private hold(held: HeldItem): void {
+    this.held.add(held);
+    if (held.itemId !== null) this.heldById.set(held.itemId, held);
+    if (held.outputIndex !== null) this.heldByIndex.set(held.outputIndex, held);
+  }
+
+  private unhold(held: HeldItem): void {
+    this.held.delete(held);
+    if (held.itemId !== null && this.heldById.get(held.itemId) === held) this.heldById.delete(held.itemId);
+    if (held.outputIndex !== null && this.heldByIndex.get(held.outputIndex) === held) this.heldByIndex.delete(held.outputIndex);
+  }
+
+  /** The held item an event is about, found as the decoder finds it: by item id, else by output index. */
+  private heldFor(itemId: string | null, outputIndex: number | null): HeldItem | undefined {
+    const byId = itemId !== null ? this.heldById.get(itemId) : undefined;
+    return byId ?? (outputIndex !== null ? this.heldByIndex.get(outputIndex) : undefined);
   }
 
   /** The terminal event: held calls decided, its `response.output` made to agree with what was delivered. */
@@ -152,10 +181,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   private release(held: HeldItem, doneItem: Record<string, unknown>, out: WireEvent[], waited = false): void {
-    const calls = this.callsAt(held.outputIndex);
+    const calls = this.callsOf(held);
     if (calls.length === 0 && !waited) {
       // Closed with arguments that do not parse strictly: the decoder decides with the stop reason.
-      this.awaitVerdict(held.outputIndex, (_calls, later) => this.release(held, doneItem, later, true));
+      this.awaitVerdict(matcherOf(held), (_calls, later) => this.release(held, doneItem, later, true));
       return;
     }
     if (calls.length === 0) {
@@ -178,21 +207,22 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private deliver(held: HeldItem, doneItem: Record<string, unknown>, calls: readonly ToolCall[], out: WireEvent[]): void {
     const itemId = typeof doneItem.id === "string" ? doneItem.id : typeof held.item.id === "string" ? held.item.id : null;
     const delivered: Array<Record<string, unknown>> = [];
-    const at = held.outputIndex + this.shiftOf(held.outputIndex);
+    const at = held.outputIndex === null ? null : held.outputIndex + this.shiftOf(held.outputIndex);
     for (const call of calls) {
       if (call.arguments === null) {
         this.tap.withheld(call);
         continue;
       }
       const id = delivered.length === 0 ? itemId : `${itemId ?? "fc"}_tw${delivered.length + 1}`;
-      delivered.push(this.rewrite(held, doneItem, call, out, at + delivered.length, id));
+      delivered.push(this.rewrite(held, doneItem, call, out, at === null ? null : at + delivered.length, id));
     }
-    if (delivered.length > 1) this.inserted.push({ after: held.outputIndex, count: delivered.length - 1 });
+    if (delivered.length > 1 && held.outputIndex !== null) this.inserted.push({ after: held.outputIndex, count: delivered.length - 1 });
     if (itemId) this.changed.set(itemId, delivered);
   }
 
   /** How far the item at wire output index `index` moves up (items inserted before it). */
-  private shiftOf(index: number): number {
+  private shiftOf(index: number | null): number {
+    if (index === null) return 0;
     let shift = 0;
     for (const { after, count } of this.inserted) if (after < index) shift += count;
     return shift;
@@ -214,7 +244,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   /** The item re-sent as one well-formed call with the arguments toolwire decoded, at `outputIndex`. */
-  private rewrite(held: HeldItem, doneItem: Record<string, unknown>, call: ToolCall, out: WireEvent[], outputIndex: number, itemId: string | null): Record<string, unknown> {
+  private rewrite(held: HeldItem, doneItem: Record<string, unknown>, call: ToolCall, out: WireEvent[], outputIndex: number | null, itemId: string | null): Record<string, unknown> {
     const base: Record<string, unknown> = { ...held.item, ...doneItem, ...(itemId !== null ? { id: itemId } : {}) };
     const custom = base.type === "custom_tool_call";
     const args = custom ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
@@ -225,18 +255,20 @@ class OpenAIResponsesReencoder extends SseReencoder {
       const value = held.sequence[Math.min(n, held.sequence.length - 1)];
       return value === undefined ? {} : { sequence_number: value };
     };
-    const ids = { ...(itemId ? { item_id: itemId } : {}), output_index: outputIndex };
-    out.push(sseText({ type: "response.output_item.added", ...seq(0), output_index: outputIndex, item: { ...base, call_id: call.id, name: call.name, [field]: "", status: "in_progress" } }, "response.output_item.added"));
+    const at = outputIndex === null ? {} : { output_index: outputIndex };
+    const ids = { ...(itemId ? { item_id: itemId } : {}), ...at };
+    out.push(sseText({ type: "response.output_item.added", ...seq(0), ...at, item: { ...base, call_id: call.id, name: call.name, [field]: "", status: "in_progress" } }, "response.output_item.added"));
     out.push(sseText({ type: `${events}.delta`, ...seq(1), ...ids, delta: args }, `${events}.delta`));
     out.push(sseText({ type: `${events}.done`, ...seq(2), ...ids, [field]: args }, `${events}.done`));
-    out.push(sseText({ type: "response.output_item.done", ...seq(3), output_index: outputIndex, item }, "response.output_item.done"));
+    out.push(sseText({ type: "response.output_item.done", ...seq(3), ...at, item }, "response.output_item.done"));
     this.tap.rewritten(call);
     return item;
   }
 
   private dropHeld(why: string): void {
-    for (const [index, held] of this.held) {
-      this.held.delete(index);
+    for (const held of [...this.held]) {
+      this.unhold(held);
+      const index = held.outputIndex ?? held.itemId;
       const id = typeof held.item.id === "string" ? held.item.id : null;
       if (id) this.changed.set(id, []);
       this.tap.report({
@@ -248,4 +280,15 @@ class OpenAIResponsesReencoder extends SseReencoder {
       });
     }
   }
+}
+
+/** A held item's calls: those at its output index, or, for an item sent without one, those of its item id. */
+function matcherOf(held: HeldItem): CallMatcher {
+  if (held.outputIndex !== null) return held.outputIndex;
+  const itemId = held.itemId;
+  return (call) => call.providerIndex === undefined && call.providerFields?.itemId === itemId;
+}
+
+function nonEmptyString(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
 }

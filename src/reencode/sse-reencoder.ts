@@ -1,12 +1,13 @@
 import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
-import { DecoderTap } from "./common.js";
+import { DecoderTap, type CallMatcher } from "./common.js";
 import { encodeOut, SseEventSplitter, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
 /** A closed call whose verdict the decoder gives with the stop reason, and what to do then. */
 interface Waiting {
-  providerIndex: number;
+  /** The held block's or item's calls. */
+  of: CallMatcher;
   /** Position in the tap's log from which the call's end is looked for. */
   since: number;
   /** Gets the calls the decoder ended for the block (none if it never did: a call it did not keep). */
@@ -86,8 +87,17 @@ export abstract class SseReencoder implements Reencoder {
    * Called from `handle` for a held call that closed without the decoder ending it: `resume` gets
    * the calls once the decoder ends them (none if it never does: a call it did not keep).
    */
-  protected awaitVerdict(providerIndex: number, resume: Waiting["resume"]): void {
-    this.waiting = { providerIndex, since: this.handledLogAt ?? this.tap.log.length, resume };
+  protected awaitVerdict(of: CallMatcher, resume: Waiting["resume"]): void {
+    this.waiting = { of, since: this.logPosition, resume };
+  }
+
+  /**
+   * The tap's log length right after the event being handled was decoded: calls that end from here
+   * on are the ones it (or what follows it) ended. An event handled from the backlog was decoded
+   * earlier than now, so the log's current length would skip calls that ended since.
+   */
+  protected get logPosition(): number {
+    return this.handledLogAt ?? this.tap.log.length;
   }
 
   /** Every event is decoded here, first, and handled now or, behind a waiting call, later. */
@@ -118,7 +128,7 @@ export abstract class SseReencoder implements Reencoder {
   private settle(out: WireEvent[], atEnd: boolean): void {
     while (this.waiting !== null) {
       const waiting = this.waiting;
-      const calls = this.tap.endedSince(waiting.since, waiting.providerIndex);
+      const calls = this.tap.endedSince(waiting.since, waiting.of);
       if (calls.length === 0 && !atEnd) return;
       this.waiting = null;
       waiting.resume(calls, out);

@@ -56,11 +56,12 @@ export function materialize(fuzzCase: FuzzCase): MaterializedCase {
 }
 
 /**
- * Bytes that may be cut short but hold nothing corrupt: a re-encoder forwards what it cannot read
- * as it came, so invalid UTF-8 or corrupt bytes inside an event are the client's to reject.
+ * Bytes that may be cut short or hold invalid UTF-8 (which both sides read as U+FFFD) but nothing
+ * corrupt: a re-encoder forwards what it cannot read as it came, so a damaged frame or line is the
+ * client's to reject.
  */
 function intactBytes(bytes: MutationPlan["bytes"]): boolean {
-  return bytes.invalidUtf8.length === 0 && bytes.corrupt.length === 0;
+  return bytes.corrupt.length === 0;
 }
 
 /** Keep-alives, line endings, comments or field order were used: the plain encoding must agree. */

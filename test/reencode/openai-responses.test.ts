@@ -85,3 +85,52 @@ describe("Responses re-encoding", () => {
     }
   });
 });
+
+describe("Responses re-encoding: an item at an output_index an earlier call had", () => {
+  it("is decided by its own call, never by the earlier one's (which would deliver that call twice)", () => {
+    const first = '{"command":"ls"}';
+    const stream = [
+      ev("response.created", { response: { id: "resp_2", status: "in_progress", output: [] } }),
+      ev("response.output_item.done", { output_index: 0, item: fnItem("fc_done_only", "call_1", "shell", first) }),
+      ...call(0, "fc_2", "call_2", '{"command":"cat README.md"}', false),
+    ];
+    const body = encoder.encode(sseBody("openai-responses", stream));
+    const original = decodeBytes("openai-responses", body);
+    expect(original.toolCalls.map((c) => [c.id, c.arguments])).toEqual([
+      ["call_1", { command: "ls" }],
+      ["call_2", null],
+    ]);
+    const { output, reencoder } = reencode("openai-responses", body, [9]);
+    expect(decodeBytes("openai-responses", output).toolCalls.map((c) => [c.id, c.arguments])).toEqual([["call_1", { command: "ls" }]]);
+    expect(reencoder.repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated", id: "call_2" })]);
+  });
+});
+
+describe("Responses re-encoding: items the decoder knows by id alone", () => {
+  const withoutIndex = (events: ProviderEvent[]): ProviderEvent[] =>
+    events.map((event) => {
+      const { output_index: _index, ...data } = event.data as Record<string, unknown>;
+      return { ...event, data };
+    });
+
+  it("holds a call item sent without output_index: withheld when cut, delivered when whole", () => {
+    const whole = [ev("response.created", { response: { id: "resp_3", status: "in_progress", output: [] } }), ...withoutIndex(call(0, "fc_w", "call_w", '{"command":"ls"}'))];
+    const cut = [ev("response.created", { response: { id: "resp_4", status: "in_progress", output: [] } }), ...withoutIndex(call(0, "fc_c", "call_c", '{"command":"rm -rf build"}', false))];
+    for (const sizes of [[1 << 20], [11]]) {
+      const a = reencode("openai-responses", encoder.encode(sseBody("openai-responses", whole)), sizes);
+      expect(decodeBytes("openai-responses", a.output).toolCalls.map((c) => [c.id, c.arguments])).toEqual([["call_w", { command: "ls" }]]);
+      const b = reencode("openai-responses", encoder.encode(sseBody("openai-responses", cut)), sizes);
+      expect(decodeBytes("openai-responses", b.output).toolCalls).toEqual([]);
+      expect(b.reencoder.repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated", id: "call_c" })]);
+    }
+  });
+
+  it("does not forward a second output_item.added for the same item, which the decoder ignores", () => {
+    const events = call(0, "fc_d", "call_d", '{"command":"ls"}');
+    const stream = [ev("response.created", { response: { id: "resp_5", status: "in_progress", output: [] } }), events[0] as ProviderEvent, ...events];
+    const { output, reencoder } = reencode("openai-responses", encoder.encode(sseBody("openai-responses", stream)), [13]);
+    expect(new TextDecoder().decode(output).match(/response\.output_item\.added/g)).toHaveLength(2);
+    expect(reencoder.repairs).toEqual([expect.objectContaining({ action: "withheld", code: "item_added_twice" })]);
+    expect(decodeBytes("openai-responses", output).toolCalls.map((c) => [c.id, c.arguments])).toEqual([["call_d", { command: "ls" }]]);
+  });
+});

@@ -189,3 +189,50 @@ describe("Anthropic: blocks after a withheld call", () => {
     }
   });
 });
+
+describe("Chat: an error event while calls are held", () => {
+  it("withholds every call, even one the decoder saw end, and forwards the error as it came", () => {
+    const chunk = (delta: Record<string, unknown>): string =>
+      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    const error = 'event: error\ndata: {"error":{"message":"upstream exploded","type":"server_error"}}\n\n';
+    const body =
+      chunk({ role: "assistant", content: "" }) +
+      chunk({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city": "Tokyo"}' } }] }) +
+      chunk({ tool_calls: [{ index: 0, id: "call_b", type: "function", function: { name: "get_weather", arguments: '{"city": ' } }] }) +
+      error;
+    const original = decodeBytes("openai-chat", encoder.encode(body));
+    expect(original.toolCalls.map((call) => call.arguments)).toEqual([{ city: "Tokyo" }, null]);
+    const { output, reencoder } = reencode("openai-chat", encoder.encode(body), [7, 31]);
+    const text = new TextDecoder().decode(output);
+    expect(text).toBe(chunk({ role: "assistant", content: "" }) + error);
+    expect(reencoder.repairs.map((r) => [r.action, r.id])).toEqual([
+      ["withheld", "call_a"],
+      ["withheld", "call_b"],
+    ]);
+    expect(decodeBytes("openai-chat", output).toolCalls).toEqual([]);
+  });
+});
+
+describe("Anthropic: content_block_start without an index", () => {
+  it("is numbered as the decoder numbers it: a cut call is withheld, a whole one delivered with its index", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const withoutIndex = (event: ReturnType<typeof a.toolStart>) => {
+      const { index: _index, ...data } = event.data as Record<string, unknown>;
+      return { ...event, data };
+    };
+    const whole = [a.messageStart(), a.textStart(0), a.text(0, "Reading."), a.stop(0), withoutIndex(a.toolStart(1, "toolu_r", "read", {})), a.json(1, '{"path":"a"}'), a.stop(1), a.messageDelta("tool_use"), a.messageStop()];
+    const cut = [a.messageStart(), withoutIndex(a.toolStart(0, "toolu_c", "read", {})), a.json(0, '{"pa')];
+    for (const sizes of [[1 << 20], [5]]) {
+      const body = encoder.encode(sseBody("anthropic", whole));
+      const { output, reencoder } = reencode("anthropic", body, sizes);
+      const again = decodeBytes("anthropic", output);
+      expect(again.toolCalls.map((call) => [call.id, call.arguments, call.providerIndex])).toEqual([["toolu_r", { path: "a" }, 1]]);
+      expect(again.diagnostics.map((d) => d.code)).not.toContain("block_index_missing");
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "rewritten", code: "block_index_missing", id: "toolu_r" }));
+
+      const cutOutput = reencode("anthropic", encoder.encode(sseBody("anthropic", cut)), sizes);
+      expect(decodeBytes("anthropic", cutOutput.output).toolCalls).toEqual([]);
+      expect(cutOutput.reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", id: "toolu_c" }));
+    }
+  });
+});

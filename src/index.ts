@@ -27,7 +27,7 @@ export { createEventStreamFramer, EventStreamError, encodeEventStreamMessage, ty
 export { expectedStreamOf, type Expectation, type ExpectedStream, type ExpectedCall } from "./conformance/expectation.js";
 
 // Re-encoders: a decoded stream written back in its own protocol, fixed calls rewritten (the repairing fetch, `toolwire/fetch`, uses them).
-export { createReencoder, createReencodingStream, createAnthropicReencoder, createOpenAIChatReencoder, createOpenAIResponsesReencoder, createOllamaReencoder, createBedrockReencoder, createBedrockInvokeReencoder, createGeminiReencoder, type GeminiReencoderOptions, REENCODED_PROVIDERS, type Reencoder, type RepairReport } from "./reencode/index.js";
+export { createReencoder, createReencodingStream, createAnthropicReencoder, createOpenAIChatReencoder, createOpenAIResponsesReencoder, createOllamaReencoder, createBedrockReencoder, createBedrockInvokeReencoder, createGeminiReencoder, type GeminiReencoderOptions, REENCODED_PROVIDERS, type Reencoder, type RepairReport, repairWholeResponse, type WholeResponseOptions, type WholeResponseRepair } from "./reencode/index.js";
 
 // Tool calls written into assistant text (servers without a tool parser): the extractor behind `textCalls`.
 export * from "./text-calls/index.js";

@@ -2,7 +2,8 @@ import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
-import { createBedrockInvokeReencoder, createGeminiReencoder, createReencoder, createReencodingStream } from "../reencode/index.js";
+import { stringifyJson } from "../json/stringify.js";
+import { createBedrockInvokeReencoder, createGeminiReencoder, createReencoder, createReencodingStream, repairWholeResponse } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
@@ -33,7 +34,7 @@ export interface RepairingFetchOptions {
     schemas?: boolean;
     /** Repair tool_use/tool_result pairing in the request's history. */
     history?: boolean;
-    /** Decode and re-encode streamed responses. */
+    /** Decode and re-encode streamed responses, and repair the calls of non-streamed JSON responses. */
     responses?: boolean;
     /** Recover once from a provider error that a repair can fix (llama.cpp grammar, Anthropic orphan tool_use). */
     recovery?: boolean;
@@ -44,7 +45,7 @@ export interface RepairingFetchOptions {
   onRepair?: (report: RepairReport) => void;
   /** A provider error passed to the client, with its classification. */
   onError?: (error: { status: number; provider: ProviderName; classification: ProviderErrorClassification }) => void;
-  /** The decoded turn of each streamed response, when its body ends. */
+  /** The decoded turn of each response: a streamed one when its body ends, a non-streamed JSON one when it was read. */
   onTurn?: (turn: DecodedTurn, info: { provider: ProviderName; repairs: readonly RepairReport[] }) => void;
   /** Decoder options for the response side (limits). */
   decoder?: DecoderOptions;
@@ -56,7 +57,7 @@ export interface RepairingFetchOptions {
  * edge runtimes.
  *
  * Requests to a known route (`/v1/messages`, `/chat/completions`, `/responses`,
- * `:streamGenerateContent`, Bedrock `converse-stream`, `/api/chat`) with a JSON body get their tool
+ * `:streamGenerateContent`, `:generateContent`, Bedrock `converse(-stream)` and `invoke(-with-response-stream)`, `/api/chat`) with a JSON body get their tool
  * schemas sanitized for the target and their history's tool pairing repaired in the provider's
  * own format. A provider error that a repair can fix is recovered once: a llama.cpp grammar error
  * strips the keywords it names and resends, an Anthropic "tool_use ids were found without
@@ -64,7 +65,10 @@ export interface RepairingFetchOptions {
  * reported with its classification. Streamed Anthropic (also Claude on Bedrock,
  * `invoke-with-response-stream`), Chat Completions, Responses, Ollama, Bedrock ConverseStream and
  * Gemini bodies are re-encoded (see `createReencoder`): the client's own parser sees the calls toolwire decodes.
- * Everything else passes through untouched; so do headers, keys included, which are never read.
+ * Non-streamed JSON responses of the same routes (`stream` off, Gemini `:generateContent`, Bedrock
+ * `converse` and `invoke`, Ollama `stream: false`) are read whole and repaired by
+ * `repairWholeResponse` under the same rules; one whose calls were all decoded as sent is returned
+ * as it came. Everything else passes through untouched; so do headers, keys included, which are never read.
  */
 export function createRepairingFetch(options: RepairingFetchOptions = {}): FetchLike {
   const base: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
@@ -141,13 +145,18 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
       return response;
     }
     const contentType = response.headers.get("content-type") ?? "";
-    // Gemini streams without `alt=sse` as one JSON array (`application/json`).
+    // Gemini streams without `alt=sse` as one JSON array (`application/json`); `:generateContent` answers with one object.
     const streamed =
       contentType.includes("text/event-stream") ||
       (route.provider === "ollama" && contentType.includes("ndjson")) ||
-      (route.provider === "gemini" && contentType.includes("json")) ||
+      (route.provider === "gemini" && contentType.includes("json") && route.response !== "whole") ||
       ((route.provider === "bedrock" || route.provider === "anthropic") && contentType.includes("application/vnd.amazon.eventstream"));
-    if (!enabled.responses || !route.reencode || !streamed || !response.body) return response;
+    if (!enabled.responses || !route.reencode || !response.body) return response;
+    if (!streamed) {
+      const json = contentType.includes("json") && !contentType.includes("ndjson");
+      if (!json || route.response === "stream") return response;
+      return repairWholeBody(response, route, url, options, reports);
+    }
     // Claude on Bedrock: Messages events inside the binary event stream's chunk frames.
     const invokeStream = route.provider === "anthropic" && contentType.includes("application/vnd.amazon.eventstream");
     const reencoder = invokeStream
@@ -166,6 +175,52 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     headers.delete("content-encoding");
     return new Response(stream, { status: response.status, statusText: response.statusText, headers });
   };
+}
+
+/**
+ * A non-streamed JSON response: read whole, its calls repaired by `repairWholeResponse`, and
+ * delivered as a new response with the repaired JSON, or the response as it came (its bytes
+ * untouched) when nothing changed or the body is not JSON.
+ */
+async function repairWholeBody(response: Response, route: Route, url: string, options: RepairingFetchOptions, reports: readonly RepairReport[]): Promise<Response> {
+  let text: string;
+  try {
+    text = await response.clone().text();
+  } catch {
+    // The body failed while it was read: the client reads the same failure from the original.
+    return response;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    options.onRepair?.({
+      stage: "response",
+      action: "classified",
+      code: "whole_response_not_json",
+      provider: route.provider,
+      message: "The response says it is JSON but its body does not parse; it was passed on unchanged, its calls (if any) unchecked.",
+    });
+    return response;
+  }
+  const repaired = repairWholeResponse(route.provider, body, { ...options.decoder, addMissingIds: !isVertexUrl(url) });
+  for (const entry of repaired.repairs) options.onRepair?.(entry);
+  if (repaired.turn) options.onTurn?.(repaired.turn, { provider: route.provider, repairs: [...reports, ...repaired.repairs] });
+  if (!repaired.changed) return response;
+  await response.body?.cancel().catch(() => {});
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  return new Response(jsonText(repaired.body), { status: response.status, statusText: response.statusText, headers });
+}
+
+/** A body as JSON text; one nesting deeper than JSON.stringify follows (a hostile body) is written without recursion. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return stringifyJson(value);
+  }
 }
 
 /** The repaired body to resend after an error, or null when no repair applies (or none changed anything). */

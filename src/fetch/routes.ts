@@ -7,15 +7,23 @@ export interface Route {
   provider: ProviderName;
   /** The history format of the request body, or null when toolwire does not repair it (Ollama). */
   history: HistoryFormat | null;
-  /** Whether a streamed response can be re-encoded (SSE bodies of the re-encoded protocols, Ollama's NDJSON, Gemini's JSON array). */
+  /** Whether the response's calls can be repaired: a stream re-encoded, a whole JSON body rewritten (`repairWholeResponse`). */
   reencode: boolean;
+  /**
+   * What the URL says about the response: `stream` (`:streamGenerateContent`, Bedrock
+   * `converse-stream`, `invoke-with-response-stream`), `whole` (one JSON body: `:generateContent`,
+   * Bedrock `converse`, `invoke`), or `either` when the request's `stream` field decides (Messages,
+   * Chat, Responses, Ollama): then the response's content type tells.
+   */
+  response: "stream" | "whole" | "either";
 }
 
 /**
  * The protocol of a request from its path (any base path): the routes `toolwire serve` answers.
- * Bedrock `converse-stream` bodies (binary AWS event stream) are re-encoded. Claude on Bedrock
- * (`invoke-with-response-stream`) speaks Messages in an AWS event stream: its history is repaired
- * as Anthropic's, its stream re-encoded by the Anthropic re-encoder inside its `chunk` frames.
+ * Bedrock `converse-stream` bodies (binary AWS event stream) are re-encoded, `converse` JSON bodies
+ * repaired whole. Claude on Bedrock (`invoke-with-response-stream`, `invoke`) speaks Messages: its
+ * history is repaired as Anthropic's, its stream re-encoded by the Anthropic re-encoder inside its
+ * `chunk` frames, its `invoke` JSON repaired as a whole Messages body.
  */
 export function routeOf(url: string): Route | null {
   let path: string;
@@ -24,15 +32,17 @@ export function routeOf(url: string): Route | null {
   } catch {
     path = url.split("?")[0] ?? url;
   }
-  if (path.endsWith("/messages")) return { provider: "anthropic", history: "anthropic", reencode: true };
-  if (path.endsWith("/chat/completions")) return { provider: "openai-chat", history: "openai-chat", reencode: true };
-  if (path.endsWith("/responses")) return { provider: "openai-responses", history: "openai-responses", reencode: true };
-  // Only the streamed form is re-encoded; `:generateContent` answers with one JSON object.
-  if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", history: "gemini", reencode: true };
-  if (path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: false };
-  if (/\/model\/[^/]+\/converse(-stream)?$/.test(path)) return { provider: "bedrock", history: "bedrock", reencode: true };
-  if (/\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) return { provider: "anthropic", history: "anthropic", reencode: true };
-  if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: true };
+  if (path.endsWith("/messages")) return { provider: "anthropic", history: "anthropic", reencode: true, response: "either" };
+  if (path.endsWith("/chat/completions")) return { provider: "openai-chat", history: "openai-chat", reencode: true, response: "either" };
+  if (path.endsWith("/responses")) return { provider: "openai-responses", history: "openai-responses", reencode: true, response: "either" };
+  // Both JSON: the streamed form is an array of chunks, `:generateContent` one whole response.
+  if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", history: "gemini", reencode: true, response: "stream" };
+  if (path.endsWith(":generateContent")) return { provider: "gemini", history: "gemini", reencode: true, response: "whole" };
+  const converse = /\/model\/[^/]+\/converse(-stream)?$/.exec(path);
+  if (converse) return { provider: "bedrock", history: "bedrock", reencode: true, response: converse[1] ? "stream" : "whole" };
+  const invoke = /\/model\/[^/]+\/invoke(-with-response-stream)?$/.exec(path);
+  if (invoke) return { provider: "anthropic", history: "anthropic", reencode: true, response: invoke[1] ? "stream" : "whole" };
+  if (path.endsWith("/api/chat")) return { provider: "ollama", history: null, reencode: true, response: "either" };
   return null;
 }
 
@@ -48,7 +58,7 @@ export function routeFor(provider: ProviderName, url: string): Route {
     bedrock: "bedrock",
     ollama: null,
   };
-  return { provider, history: history[provider], reencode: provider === "anthropic" || provider === "openai-chat" || provider === "openai-responses" || provider === "ollama" || provider === "bedrock" || provider === "gemini" };
+  return { provider, history: history[provider], reencode: true, response: "either" };
 }
 
 /**

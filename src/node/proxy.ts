@@ -16,8 +16,8 @@ import type { ProviderName } from "../types.js";
  * - A client that disconnects cancels the upstream request.
  * - One log line per request: method, path, protocol, status, time and the repair codes.
  * - `x-toolwire-repairs` on the response lists the codes of the request-side repairs and
- *   recoveries (known before the body); on streamed responses the trailer of the same name adds
- *   the codes of the stream's repairs.
+ *   recoveries, and those of a non-streamed JSON response (repaired whole before the headers go
+ *   out); on streamed responses the trailer of the same name adds the codes of the stream's repairs.
  */
 export interface ProxyOptions {
   /** The provider's base URL, e.g. `https://api.anthropic.com`. */

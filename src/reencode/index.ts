@@ -16,6 +16,7 @@ export { createOllamaReencoder } from "./ollama.js";
 export { createGeminiReencoder, type GeminiReencoderOptions } from "./gemini.js";
 export { createBedrockReencoder } from "./bedrock.js";
 export { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
+export { repairWholeResponse, type WholeResponseOptions, type WholeResponseRepair } from "./whole.js";
 
 /** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
 export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "bedrock", "gemini"];

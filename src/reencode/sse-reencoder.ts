@@ -65,7 +65,7 @@ export abstract class SseReencoder implements Reencoder {
     const trailing: WireEvent[] = [];
     for (const event of this.splitter.finish()) {
       if (event.event === null) trailing.push(event.wire);
-      else this.next(event, out);
+      else this.next(terminated(event, this.tap), out);
     }
     this.tap.end();
     this.settle(out, true);
@@ -141,4 +141,26 @@ export abstract class SseReencoder implements Reencoder {
       }
     }
   }
+}
+
+/**
+ * An event the body ended inside, after its data lines: the decoder reads it as an event, so the
+ * client must too, and whatever the re-encoder writes after it (calls it still held) must not run
+ * into it. It gets the blank line it lacked (its text, bad bytes read as U+FFFD as the decoder read
+ * them), which is reported.
+ */
+function terminated(event: RawSseEvent, tap: DecoderTap): RawSseEvent {
+  const raw = event.raw;
+  const last = lineEndBefore(raw, raw.length);
+  if (last > 0 && lineEndBefore(raw, raw.length - last) > 0) return event;
+  const end = last > 0 ? "\n" : "\n\n";
+  tap.report({ action: "normalized", code: "event_unterminated", message: "The body ended inside an event, after its data; the event was given the blank line that ends it, so that it reads as toolwire read it." });
+  return { raw: raw + end, wire: raw + end, event: event.event };
+}
+
+/** The length of the line end (CRLF, LF or CR) that ends at `end` in `text`, 0 when none does. */
+function lineEndBefore(text: string, end: number): number {
+  if (end >= 2 && text.charCodeAt(end - 2) === 0x0d && text.charCodeAt(end - 1) === 0x0a) return 2;
+  const c = text.charCodeAt(end - 1);
+  return c === 0x0a || c === 0x0d ? 1 : 0;
 }

@@ -236,3 +236,26 @@ describe("Anthropic: content_block_start without an index", () => {
     }
   });
 });
+
+describe("A body that ends inside an event, after its data", () => {
+  it("gets the event terminated, so that calls still held and written after it do not run into it", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const events = [a.messageStart(), a.toolStart(0, "toolu_a", "read", {}), a.json(0, '{"path":"a"}'), a.toolStart(1, "toolu_b", "read", {}), a.json(1, '{"path":"b"}'), a.stop(0)];
+    const full = sseBody("anthropic", events);
+    const body = encoder.encode(full.slice(0, full.length - 2)); // the stop event's blank line is cut
+    const original = decodeBytes("anthropic", body);
+    expect(original.toolCalls.map((call) => [call.id, call.arguments])).toEqual([
+      ["toolu_a", { path: "a" }],
+      ["toolu_b", { path: "b" }],
+    ]);
+    for (const sizes of [[body.length], [3]]) {
+      const { output, reencoder } = reencode("anthropic", body, sizes);
+      expect(decodeBytes("anthropic", output).toolCalls.map((call) => [call.id, call.arguments])).toEqual([
+        ["toolu_a", { path: "a" }],
+        ["toolu_b", { path: "b" }],
+      ]);
+      expect(new TextDecoder().decode(output)).toContain('"index":0}\n\nevent: content_block_start');
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "normalized", code: "event_unterminated" }));
+    }
+  });
+});

@@ -14,15 +14,15 @@ export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H]
 Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
 the way: tool schemas sanitized for the target, tool_use/tool_result pairing repaired in the
 provider's own format, one retry after an error a repair can fix (llama.cpp grammar, Anthropic
-orphan tool_use), and streamed Anthropic / Chat Completions / Responses / Ollama / Gemini bodies re-encoded so the client
-gets the calls toolwire decodes (cut or invalid calls withheld). Point any SDK's base URL at it:
+orphan tool_use), streamed bodies re-encoded and non-streamed JSON bodies repaired whole (all six
+protocols), so the client gets the calls toolwire decodes (cut or invalid calls withheld). Point any SDK's base URL at it:
 
   Python  Anthropic(base_url="http://127.0.0.1:<port>")   OpenAI(base_url="http://127.0.0.1:<port>/v1")
   Go      option.WithBaseURL("http://127.0.0.1:<port>/v1/")
 
 Headers (keys included) pass through untouched and are never logged. One line per request goes
 to stderr with the repair codes; responses carry them in x-toolwire-repairs (header: request
-side; trailer: everything).
+side and non-streamed responses; trailer: everything).
 
   --upstream URL  the provider's base URL, e.g. https://api.anthropic.com (required)
   --port N        port to listen on (default: a free one, printed at start)

@@ -143,9 +143,9 @@ export class TurnBuilder {
 
   /** A call read from text: a minted id derived from its position, never one a provider sent in this turn. */
   private openTextCall(name: string, syntax: string, source: ArgumentSource): ToolCallAssembler {
-    const taken = new Set([...this.calls, ...this.serverCalls].map((call) => call.id));
+    // Checked against the id index, not a set built from every call: that was O(calls) per call.
     let id = `tw_text_${this.calls.length}`;
-    for (let n = 1; taken.has(id); n++) id = `tw_text_${this.calls.length}_${n}`;
+    for (let n = 1; this.isTaken(id); n++) id = `tw_text_${this.calls.length}_${n}`;
     const call = this.openCall({ id, idMinted: true, name, kind: "client" });
     this.textOrigins.set(call, { source, syntax });
     return call;

@@ -41,6 +41,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   let stopped = false;
   let stopReason: string | null = null;
   let afterStop: { count: number; firstType: string } | null = null;
+  let afterError: { count: number; firstType: string } | null = null;
   let usage: Record<string, unknown> = {};
 
   const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
@@ -280,6 +281,16 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       } else {
         afterStop = { count: 1, firstType: type };
         warn("event_after_message_stop", `Events arrived after message_stop (the first: ${type}); they were ignored.`, afterStop);
+      }
+      return;
+    }
+    // An error event ends the stream (the SDKs raise it): what follows is not the model's turn.
+    if (turn.hasError && type !== "ping") {
+      if (afterError) {
+        afterError.count++;
+      } else {
+        afterError = { count: 1, firstType: type };
+        warn("event_after_error", `Events arrived after the stream's error event (the first: ${type}); they were ignored.`, afterError);
       }
       return;
     }

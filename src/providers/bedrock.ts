@@ -269,6 +269,11 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       onException(name, body);
       return;
     }
+    // An exception ends a ConverseStream (the AWS SDKs raise it): what follows is not the model's turn.
+    if (turn.hasError) {
+      warn("event_after_error", `A ${name ?? "(unnamed)"} event arrived after the stream's exception; it was ignored.`, event);
+      return;
+    }
     if (name === null || !EVENT_NAMES.has(name)) {
       const type = stringField(body, "type") ?? name;
       if (!invokeModelReported && type !== null && ANTHROPIC_EVENTS.has(type)) {

@@ -86,7 +86,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
     }
   }
 
-  protected handle(raw: RawSseEvent, _ended: readonly ToolCall[], out: WireEvent[]): void {
+  protected handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.wire);
@@ -126,6 +126,14 @@ class OpenAIResponsesReencoder extends SseReencoder {
         this.unhold(held);
         this.release(held, isPlainObject(data.item) ? data.item : held.item, out);
       }
+      return;
+    }
+    if (type === "response.output_item.done" && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
+      // A call item that arrives whole, never added: the decoder decided it with this event, and
+      // it goes out as that verdict says, like any held item.
+      const item = data.item;
+      const whole: HeldItem = { events: [raw.wire], item, outputIndex, itemId: nonEmptyString(item.id), sequence: sequence !== null ? [sequence] : [], since: this.logPosition - ended.length };
+      this.release(whole, item, out);
       return;
     }
     if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {

@@ -2,7 +2,7 @@ import { stringifyJson } from "../json/stringify.js";
 import { stringField } from "../providers/fields.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { decodeWhole, picked, settleEntry, type WholeResponseRepair } from "./whole-common.js";
+import { decodeWhole, picked, settleEntry, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
 
 /**
  * Whole responses made of content blocks: Anthropic Messages (also Claude on Bedrock `/invoke`)
@@ -47,34 +47,12 @@ export function repairAnthropicWhole(body: Record<string, unknown>, options: Dec
   events.push({ event: "message_stop", data: { type: "message_stop" } });
 
   const decoding = decodeWhole("anthropic", events, options, (call) => call.providerIndex);
-  let changed = false;
-  let delivered = 0;
-  let invalid = 0;
-  const out: unknown[] = [];
-  content.forEach((block: unknown, index) => {
-    if (!isPlainObject(block) || block.type !== "tool_use") {
-      out.push(block);
-      return;
-    }
-    const { calls, runnable, keep } = settleEntry(decoding, index, () => ({ ...ids(block.id, block.name), what: `The tool_use block ${index}` }));
-    invalid += calls.filter((call) => call.arguments === null && call.complete).length;
-    delivered += runnable.length;
-    if (calls.length === 0) {
-      if (keep) out.push(block);
-      else changed = true;
-      return;
-    }
-    const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && block.id === only.id && block.name === only.name && isPlainObject(block.input)) {
-      out.push(block);
-      return;
-    }
-    changed = true;
-    runnable.forEach((call, n) => {
-      out.push({ ...block, id: call.id, name: call.name, input: call.arguments });
-      decoding.tap.rewritten(call, n === 0 && !isPlainObject(block.input) && block.input !== undefined && block.input !== null ? ["input_not_object"] : []);
-    });
-  });
+  const { out, changed, delivered, invalid } = settleBlocks(
+    decoding,
+    content,
+    (block) => (isPlainObject(block) && block.type === "tool_use" ? { id: block.id, name: block.name, input: block.input, what: "The tool_use block" } : null),
+    (block, call) => ({ ...block, id: call.id, name: call.name, input: call.arguments }),
+  );
   if (!changed) return { body, changed: false, turn: decoding.turn, repairs: decoding.tap.repairs };
   let repaired: Record<string, unknown> = { ...body, content: out };
   if (stopReason === "tool_use" && delivered === 0 && invalid > 0) {
@@ -116,35 +94,16 @@ export function repairConverseWhole(body: Record<string, unknown>, options: Deco
   if (isPlainObject(body.usage)) events.push({ event: "metadata", data: { usage: body.usage } });
 
   const decoding = decodeWhole("bedrock", events, options, (call) => call.providerIndex);
-  let changed = false;
-  let delivered = 0;
-  let withheld = 0;
-  const out: unknown[] = [];
-  content.forEach((block: unknown, index) => {
-    const toolUse = isPlainObject(block) && isPlainObject(block.toolUse) ? block.toolUse : null;
-    if (!toolUse || toolUse.type === "server_tool_use") {
-      out.push(block);
-      return;
-    }
-    const { calls, runnable, keep } = settleEntry(decoding, index, () => ({ ...ids(toolUse.toolUseId, toolUse.name), what: `The toolUse block ${index}` }));
-    withheld += calls.length - runnable.length;
-    delivered += runnable.length;
-    if (calls.length === 0) {
-      if (keep) out.push(block);
-      else changed = true;
-      return;
-    }
-    const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && toolUse.toolUseId === only.id && toolUse.name === only.name && isPlainObject(toolUse.input)) {
-      out.push(block);
-      return;
-    }
-    changed = true;
-    runnable.forEach((call, n) => {
-      out.push({ ...(block as Record<string, unknown>), toolUse: { ...toolUse, toolUseId: call.id, name: call.name, input: call.arguments } });
-      decoding.tap.rewritten(call, n === 0 && !isPlainObject(toolUse.input) && toolUse.input !== undefined && toolUse.input !== null ? ["input_not_object"] : []);
-    });
-  });
+  const toolUseOf = (block: unknown): Record<string, unknown> | null => (isPlainObject(block) && isPlainObject(block.toolUse) && block.toolUse.type !== "server_tool_use" ? block.toolUse : null);
+  const { out, changed, delivered, withheld } = settleBlocks(
+    decoding,
+    content,
+    (block) => {
+      const toolUse = toolUseOf(block);
+      return toolUse ? { id: toolUse.toolUseId, name: toolUse.name, input: toolUse.input, what: "The toolUse block" } : null;
+    },
+    (block, call) => ({ ...block, toolUse: { ...toolUseOf(block), toolUseId: call.id, name: call.name, input: call.arguments } }),
+  );
   if (!changed) return { body, changed: false, turn: decoding.turn, repairs: decoding.tap.repairs };
   let repaired: Record<string, unknown> = { ...body, output: { ...output, message: { ...message, content: out } } };
   if (stopReason === "tool_use" && delivered === 0 && withheld > 0) {
@@ -156,6 +115,59 @@ export function repairConverseWhole(body: Record<string, unknown>, options: Deco
     });
   }
   return { body: repaired, changed: true, turn: decoding.turn, repairs: decoding.tap.repairs };
+}
+
+/** A client call block as sent: its id, name and input, and how a report names it. */
+interface SentCall {
+  id: unknown;
+  name: unknown;
+  input: unknown;
+  what: string;
+}
+
+/**
+ * Each client call block of `content` settled by the decoder's verdict: kept as it came when its
+ * call was decoded as sent, else replaced by one block per runnable call (`write`), or dropped
+ * when none is runnable. `read` says which blocks are client calls.
+ */
+function settleBlocks(
+  decoding: WholeDecoding,
+  content: readonly unknown[],
+  read: (block: unknown) => SentCall | null,
+  write: (block: Record<string, unknown>, call: ToolCall) => unknown,
+): { out: unknown[]; changed: boolean; delivered: number; withheld: number; invalid: number } {
+  let changed = false;
+  let delivered = 0;
+  let withheld = 0;
+  let invalid = 0;
+  const out: unknown[] = [];
+  content.forEach((block: unknown, index) => {
+    const sent = read(block);
+    if (!sent || !isPlainObject(block)) {
+      out.push(block);
+      return;
+    }
+    const { calls, runnable, keep } = settleEntry(decoding, index, () => ({ ...ids(sent.id, sent.name), what: `${sent.what} ${index}` }));
+    withheld += calls.length - runnable.length;
+    invalid += calls.filter((call) => call.arguments === null && call.complete).length;
+    delivered += runnable.length;
+    if (calls.length === 0) {
+      if (keep) out.push(block);
+      else changed = true;
+      return;
+    }
+    const only = calls[0] as ToolCall;
+    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && sent.id === only.id && sent.name === only.name && isPlainObject(sent.input)) {
+      out.push(block);
+      return;
+    }
+    changed = true;
+    runnable.forEach((call, n) => {
+      out.push(write(block, call));
+      decoding.tap.rewritten(call, n === 0 && !isPlainObject(sent.input) && sent.input !== undefined && sent.input !== null ? ["input_not_object"] : []);
+    });
+  });
+  return { out, changed, delivered, withheld, invalid };
 }
 
 /** The id and name of a wire entry, for a report, when they are strings. */

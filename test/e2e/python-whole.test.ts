@@ -7,6 +7,7 @@ import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
 import type { ProviderName } from "../../src/types.js";
 import { runnable } from "../reencode/whole-support.js";
+import { findPython } from "./python.js";
 
 /**
  * The agents non-streamed repair is for: a Python client that posts with `stream` off and reads
@@ -16,19 +17,7 @@ import { runnable } from "../reencode/whole-support.js";
 
 const run = promisify(execFile);
 
-async function python(): Promise<string | null> {
-  for (const name of ["python3", "python"]) {
-    try {
-      const { stdout } = await run(name, ["-c", "import sys; print(sys.version_info[0])"]);
-      if (stdout.trim() === "3") return name;
-    } catch {
-      // not this one
-    }
-  }
-  return null;
-}
-
-const PYTHON = await python();
+const PYTHON = await findPython();
 
 const BODIES: Record<string, { provider: ProviderName; body: Record<string, unknown> }> = {
   "/v1/chat/completions": {

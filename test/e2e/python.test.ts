@@ -8,6 +8,7 @@ import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 import { startReplayServer, type ReplayServer, type ReplayStream } from "../../src/node/replay-server.js";
 import { THROUGH_FETCH } from "../integration/sdk-differences.js";
 import { fileTurn, streamsOf } from "../integration/support.js";
+import { findPython } from "./python.js";
 
 /**
  * Clients that are not JavaScript, through `toolwire proxy` in front of `toolwire serve`: a plain
@@ -21,19 +22,7 @@ const run = promisify(execFile);
 const HERE = new URL(".", import.meta.url).pathname;
 const PIP_ENV = { ...process.env, PIP_RETRIES: "0", PIP_DEFAULT_TIMEOUT: "5", PIP_DISABLE_PIP_VERSION_CHECK: "1" };
 
-async function python(): Promise<string | null> {
-  for (const name of ["python3", "python"]) {
-    try {
-      const { stdout } = await run(name, ["-c", "import sys; print(sys.version_info[0])"]);
-      if (stdout.trim() === "3") return name;
-    } catch {
-      // not this one
-    }
-  }
-  return null;
-}
-
-const PYTHON = await python();
+const PYTHON = await findPython();
 if (!PYTHON) console.log("python3 not found: the Python end-to-end tests are skipped");
 
 const streams = {

@@ -230,6 +230,14 @@ describe("anthropic decoder: truncation and errors", () => {
     expect(turn.toolCalls[0]).toMatchObject({ complete: false, error: { code: "truncated", cause: "stream_error" } });
   });
 
+  it("ignores what arrives after an error event: the stream ended there, as the SDKs read it", () => {
+    const error = { event: "error", data: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } };
+    const { turn } = decode([a.messageStart(), a.toolStart(0, "toolu_1", "x"), error, a.json(0, '{"a":1}'), a.stop(0), a.messageDelta("tool_use"), a.messageStop()]);
+    expect(turn).toMatchObject({ status: "error", error: { type: "overloaded_error" } });
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: null, error: { code: "truncated", cause: "stream_error" } });
+    expect(turn.diagnostics.filter((d) => d.code === "event_after_error")).toEqual([expect.objectContaining({ data: { count: 4, firstType: "content_block_delta" } })]);
+  });
+
   it("finish is idempotent and later events do not change the turn", () => {
     const decoder = createDecoder("anthropic");
     for (const event of toolStream(0, "toolu_1", "x", ['{"a":1}'])) decoder.push(event);

@@ -212,6 +212,14 @@ describe("bedrock decoder: exceptions", () => {
     expect(codes(turn)).toContain("stream_error");
   });
 
+  it("ignores what arrives after the exception: a call cannot be finished by frames past the stream's end", () => {
+    const exception = { event: "exception", data: { exceptionType: "throttlingException", message: "slow down" } } as ProviderEvent;
+    const { turn } = decode([b.messageStart(), b.toolStart(0, "t1", "lookup"), exception, b.input(0, '{"id": 7}'), b.stop(0), b.messageStop("tool_use")]);
+    expect(turn).toMatchObject({ status: "error", error: { type: "throttlingException" } });
+    expect(turn.toolCalls).toEqual([expect.objectContaining({ id: "t1", arguments: null, error: expect.objectContaining({ code: "truncated", cause: "stream_error" }) })]);
+    expect(codes(turn).filter((code) => code === "event_after_error")).toHaveLength(3);
+  });
+
   it("an exception frame in the binary stream is decoded as such", () => {
     const bytes = encodeFrames([...before, { data: { internalServerException: { message: "Internal" } } }]);
     expect(decodeBytes(bytes)).toMatchObject({ status: "error", error: { type: "internalServerException", message: "Internal" } });

@@ -234,6 +234,49 @@ describe("properties", () => {
     );
   });
 
+  it("plain text: after every delta, the text passed on plus the text held back is exactly the text so far", () => {
+    fc.assert(
+      fc.property(plainText(), fc.array(fc.nat({ max: 200 }), { maxLength: 40 }), (text, cuts) => {
+        let passed = "";
+        const extractor = new TextCallExtractor(AUTO, {
+          text: (t) => {
+            passed += t;
+          },
+          open: () => expect.unreachable("no call in plain text"),
+          args: () => undefined,
+          close: () => undefined,
+          diagnostic: () => undefined,
+        });
+        // A first delta that is not whitespace ends the message start: the fast paths apply after it.
+        let sofar = "x";
+        extractor.push("x");
+        for (const piece of cutText(text, cuts)) {
+          extractor.push(piece);
+          sofar += piece;
+          expect(passed.length + extractor.heldBack).toBe(sofar.length);
+          expect(sofar.startsWith(passed)).toBe(true);
+        }
+        extractor.end("stream_ended");
+        expect(passed).toBe(sofar);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("any chunking after plain text, down to one character per delta, reads the same calls and text", () => {
+    fc.assert(
+      fc.property(textCallDocument(), fc.array(fc.nat({ max: 60 }), { maxLength: 60 }), (doc, cuts) => {
+        const text = `x ${doc.text}`;
+        const whole = extractTextCalls(text, AUTO);
+        const pieces = run(cutText(text, cuts));
+        expect(pieces.text).toBe(whole.text);
+        expect(pieces.calls).toEqual(whole.calls);
+        expect(whole.text).toBe(`x ${doc.plainText}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("extraction is idempotent: the text it passes on holds no further calls", () => {
     fc.assert(
       fc.property(textCallDocument(), (doc) => {

@@ -432,9 +432,13 @@ export class TurnBuilder {
       });
     }
     if (outcome !== "appended") return;
-    const event: CodecEvent = { type: "tool_call_delta", index: call.index, id: call.id, delta: fragment, kind: call.kind };
-    if (this.previews) event.preview = call.previewValue;
-    this.out.push(event);
+    // One literal per case: adding `preview` afterwards would change the object's shape and allocate
+    // a second property store for every delta.
+    this.out.push(
+      this.previews
+        ? { type: "tool_call_delta", index: call.index, id: call.id, delta: fragment, kind: call.kind, preview: call.previewValue }
+        : { type: "tool_call_delta", index: call.index, id: call.id, delta: fragment, kind: call.kind },
+    );
   }
 
   endCall(call: ToolCallAssembler, options: { complete: boolean; truncationCause?: TruncationCause; emptyMeansNoArguments: boolean }): ToolCall {

@@ -2,6 +2,7 @@ import { createParser, type EventSourceMessage, type ParseError } from "eventsou
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
 import { SseSizeMeter } from "./sse-meter.js";
+import { parseEventJson } from "../json/event-json.js";
 
 /**
  * Server-Sent Events framing over eventsource-parser: bytes split anywhere (UTF-8 sequences
@@ -28,7 +29,7 @@ export function parseSseData(data: string): unknown {
   const first = firstNonSpace(data);
   if (first === "{" || first === "[" || first === '"') {
     try {
-      return JSON.parse(data);
+      return parseEventJson(data);
     } catch {
       return data;
     }

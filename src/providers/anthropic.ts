@@ -4,7 +4,7 @@ import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnSta
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { eventType, numberField, stringField } from "./fields.js";
+import { numberField, stringField } from "./fields.js";
 
 /**
  * Anthropic Messages stream decoder (also Vertex, Bedrock InvokeModel after unwrapping, and
@@ -176,7 +176,9 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
 
   const onBlockDelta = (data: Record<string, unknown>): void => {
     ensureStarted("content_block_delta");
-    const index = numberField(data, "index");
+    // Direct reads rather than numberField (this runs once per delta), with the same rule.
+    const rawIndex = data.index;
+    const index = typeof rawIndex === "number" && Number.isFinite(rawIndex) ? rawIndex : null;
     const delta = isPlainObject(data.delta) ? data.delta : null;
     const state = index === null ? undefined : blocks.get(index);
     if (!delta) {
@@ -269,7 +271,9 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       turn.diagnostic({ code: "non_json_data", severity: "warning", message: "An event payload is not a JSON object; it was ignored.", data: event });
       return;
     }
-    const type = eventType(event);
+    // eventType, read directly (once per event): the payload's type, else the SSE event name.
+    const rawType = data.type;
+    const type = typeof rawType === "string" ? rawType : (event.event ?? "unknown");
     if (stopped && type !== "ping") {
       // Reported once, with a count: a concatenation of several responses would otherwise flood the turn.
       if (afterStop) {

@@ -47,7 +47,10 @@ const FINISH_REASONS: Record<string, FinishReason> = {
 };
 
 /** Keys of a `tool_calls[]` entry that the decoder interprets; any other key is kept in providerFields. */
-const ENTRY_KEYS = new Set(["index", "id", "type", "function", "custom"]);
+/** The keys of a tool_calls entry the decoder reads itself (a comparison chain: this runs per fragment). */
+function isEntryKey(key: string): boolean {
+  return key === "index" || key === "function" || key === "id" || key === "type" || key === "custom";
+}
 
 type TextBlock = Extract<ContentBlock, { type: "text" }>;
 type ReasoningBlock = Extract<ContentBlock, { type: "reasoning" }>;
@@ -141,7 +144,10 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     });
   };
 
+  /** The choice of the previous chunk: nearly every stream has one, so most chunks skip the map. */
+  let lastChoice: ChoiceState | null = null;
   const choiceState = (index: number): ChoiceState => {
+    if (lastChoice !== null && lastChoice.index === index) return lastChoice;
     let choice = choices.get(index);
     if (!choice) {
       choice = { index, byIndex: new Map(), byId: new Map(), last: null, legacy: null, current: null, refusal: null, reasoningDetails: null, finishRaw: null };
@@ -153,6 +159,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
           message: `The stream carries several choices (n > 1); choice ${index} was decoded into the same turn as choice ${primaryChoice}, and the finish reason is taken from choice ${primaryChoice}.`,
         });
     }
+    lastChoice = choice;
     return choice;
   };
 
@@ -454,18 +461,22 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       diag({ code: "tool_call_not_object", severity: "warning", message: "A tool_calls entry is not an object; it was ignored.", data: entry });
       return;
     }
-    const type = stringField(entry, "type");
+    // Direct reads rather than stringField (this runs once per argument fragment), with the same rules.
+    const rawType = entry.type;
+    const type = typeof rawType === "string" ? rawType : null;
     const custom = !legacy && (type === "custom" || isPlainObject(entry.custom));
     const body = legacy ? entry : custom ? entry.custom : entry.function;
-    const wireIndex = legacy ? null : integerField(entry, "index");
-    const id = legacy ? null : callIdField(entry);
-    if (!legacy && id === null && typeof entry.id === "string" && entry.id !== "") {
+    const wireIndex = legacy ? null : nonNegativeInteger(entry.index);
+    const rawId = entry.id;
+    const id = legacy || typeof rawId !== "string" || isPlaceholderId(rawId) ? null : rawId;
+    if (!legacy && id === null && typeof rawId === "string" && rawId !== "") {
       once("call_id_placeholder", {
         severity: "info",
-        message: `Tool-call fragments carry the placeholder id ${JSON.stringify(entry.id)} (a server that serializes a missing id); it was read as no id.`,
+        message: `Tool-call fragments carry the placeholder id ${JSON.stringify(rawId)} (a server that serializes a missing id); it was read as no id.`,
       });
     }
-    const name = nonEmpty(stringField(body, "name"));
+    const rawName = isPlainObject(body) ? body.name : undefined;
+    const name = typeof rawName === "string" && rawName !== "" ? rawName : null;
 
     let state: CallState;
     if (legacy) {
@@ -511,7 +522,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     }
     // for…in rather than Object.keys: no array per fragment on the hot path (JSON objects have no inherited keys).
     for (const key in entry) {
-      if (legacy || ENTRY_KEYS.has(key)) continue;
+      if (legacy || isEntryKey(key)) continue;
       if (state.ended) {
         callDiag(state, "fields_after_end", "warning", `Field '${key}' arrived after the call was finalized; it was ignored.`, { [key]: entry[key] });
         continue;
@@ -551,7 +562,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       diag({ code: "choice_not_object", severity: "warning", message: "A choices entry is not an object; it was ignored.", data: raw });
       return;
     }
-    let index = integerField(raw, "index");
+    let index = nonNegativeInteger(raw.index);
     if (index === null) {
       index = position;
       once("choice_index_missing", { severity: "info", message: "A choice has no index; its position in the choices list was used." });
@@ -574,7 +585,8 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       if (isPlainObject(delta.function_call)) onToolCallEntry(choice, delta.function_call, true);
     }
     if (lastFinishAt >= 0 && lastActivityAt > lastFinishAt) finishNotFinal = true;
-    const finish = nonEmpty(stringField(raw, "finish_reason"));
+    const rawFinish = raw.finish_reason;
+    const finish = typeof rawFinish === "string" && rawFinish !== "" ? rawFinish : null;
     if (finish !== null) {
       choice.finishRaw = finish;
       lastFinishAt = seq;
@@ -593,7 +605,8 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
   };
 
   const onChunk = (data: Record<string, unknown>, event: ProviderEvent): void => {
-    const id = stringField(data, "id");
+    const rawId = data.id;
+    const id = typeof rawId === "string" ? rawId : null;
     if (!started) {
       started = true;
       responseId = id;
@@ -767,19 +780,9 @@ export function normalizeChatUsage(raw: Record<string, unknown>): Usage {
   return usage;
 }
 
-function integerField(object: unknown, key: string): number | null {
-  const value = numberField(object, key);
-  return value !== null && Number.isInteger(value) && value >= 0 ? value : null;
-}
-
-/** The entry's call id, or null when absent, empty or a placeholder (`"null"`, `"None"`, `"undefined"`). */
-function callIdField(entry: Record<string, unknown>): string | null {
-  const id = stringField(entry, "id");
-  return id === null || isPlaceholderId(id) ? null : id;
-}
-
-function nonEmpty(value: string | null): string | null {
-  return value === null || value === "" ? null : value;
+/** A wire index: a non-negative integer, else null. */
+function nonNegativeInteger(value: unknown): number | null {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : null;
 }
 
 function firstNonSpace(text: string): string {

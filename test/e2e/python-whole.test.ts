@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
 import type { ProviderName } from "../../src/types.js";
-import { runnable } from "../reencode/whole-support.js";
+import { anthropicDuplicateIds, chatCompletion, runnable } from "../reencode/whole-support.js";
 import { findPython } from "./python.js";
 
 /**
@@ -22,42 +22,15 @@ const PYTHON = await findPython();
 const BODIES: Record<string, { provider: ProviderName; body: Record<string, unknown> }> = {
   "/v1/chat/completions": {
     provider: "openai-chat",
-    body: {
-      id: "chatcmpl-py",
-      object: "chat.completion",
-      model: "Qwen/Qwen3-8B",
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: "assistant",
-            content: null,
-            tool_calls: [
-              { id: "call_0", type: "function", function: { name: "search", arguments: "{'q': 'python', 'exact': True}" } },
-              { id: "call_0", type: "function", function: { name: "open", arguments: '{"url": "https://example.com"}{"url": "https://example.org"}' } },
-              { id: "call_2", type: "function", function: { name: "write", arguments: '{"path": ' } },
-            ],
-          },
-          finish_reason: "tool_calls",
-        },
-      ],
-    },
+    body: chatCompletion("chatcmpl-py", [
+      ["call_0", "search", "{'q': 'python', 'exact': True}"],
+      ["call_0", "open", '{"url": "https://example.com"}{"url": "https://example.org"}'],
+      ["call_2", "write", '{"path": '],
+    ]),
   },
   "/v1/messages": {
     provider: "anthropic",
-    body: {
-      id: "msg_py",
-      type: "message",
-      role: "assistant",
-      model: "kimi-k2",
-      content: [
-        { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a" } },
-        { type: "tool_use", id: "toolu_1", name: "read", input: { path: "b" } },
-      ],
-      stop_reason: "tool_use",
-      stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 1 },
-    },
+    body: anthropicDuplicateIds("msg_py"),
   },
   "/v1beta/models/gemini-2.5-flash:generateContent": {
     provider: "gemini",

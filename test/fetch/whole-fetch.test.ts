@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createRepairingFetch, routeOf, type RepairReport } from "../../src/fetch/index.js";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
 import type { DecodedTurn, ProviderName } from "../../src/types.js";
-import { runnable, wholeRecords } from "../reencode/whole-support.js";
+import { anthropicDuplicateIds, runnable, wholeRecords } from "../reencode/whole-support.js";
 
 /**
  * Non-streamed JSON responses through `createRepairingFetch`: read whole, repaired by
@@ -101,19 +101,7 @@ describe("a quirk per protocol, repaired through the repairing fetch", () => {
     {
       protocol: "Anthropic Messages (stream off): a duplicate tool_use id",
       url: "https://api.anthropic.com/v1/messages",
-      body: {
-        id: "msg_1",
-        type: "message",
-        role: "assistant",
-        model: "kimi-k2",
-        content: [
-          { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a" } },
-          { type: "tool_use", id: "toolu_1", name: "read", input: { path: "b" } },
-        ],
-        stop_reason: "tool_use",
-        stop_sequence: null,
-        usage: { input_tokens: 1, output_tokens: 1 },
-      },
+      body: anthropicDuplicateIds("msg_1"),
       expectCodes: ["minted_id"],
       check: (body) => expect((body.content as Array<{ id: string }>).map((block) => block.id)).toEqual(["toolu_1", "toolu_1_tw2"]),
     },

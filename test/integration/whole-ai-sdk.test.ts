@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createRepairingFetch } from "../../src/fetch/index.js";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
 import type { ProviderName } from "../../src/types.js";
-import { runnable } from "../reencode/whole-support.js";
+import { chatCompletion, runnable } from "../reencode/whole-support.js";
 
 /**
  * The AI SDK's `generateText` (non-streamed requests) with the repairing fetch as its provider's
@@ -25,28 +25,11 @@ async function toolCalls(model: LanguageModel): Promise<Array<{ id: string; name
   return result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input }));
 }
 
-const CHAT = {
-  id: "chatcmpl-ai",
-  object: "chat.completion",
-  created: 1760000000,
-  model: "Qwen/Qwen3-8B",
-  choices: [
-    {
-      index: 0,
-      message: {
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          { id: "call_0", type: "function", function: { name: "search", arguments: "{'q': 'zig', 'exact': True}" } },
-          { id: "call_0", type: "function", function: { name: "open", arguments: '{"url": "a"}{"url": "b"}' } },
-          { id: "call_2", type: "function", function: { name: "read", arguments: '{"path": ' } },
-        ],
-      },
-      finish_reason: "tool_calls",
-    },
-  ],
-  usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-};
+const CHAT = chatCompletion("chatcmpl-ai", [
+  ["call_0", "search", "{'q': 'zig', 'exact': True}"],
+  ["call_0", "open", '{"url": "a"}{"url": "b"}'],
+  ["call_2", "read", '{"path": '],
+]);
 
 const RESPONSES = {
   id: "resp_ai",

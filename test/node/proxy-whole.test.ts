@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
+import { chatCompletion } from "../reencode/whole-support.js";
 
 /**
  * `toolwire proxy` in front of an upstream that answers non-streamed JSON (`stream` off): the real
@@ -13,28 +14,15 @@ import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
  */
 
 const BODIES: Record<string, unknown> = {
-  "/v1/chat/completions": {
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1760000000,
-    model: "Qwen/Qwen3-32B",
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: [
-            { id: "call_0", type: "function", function: { name: "search", arguments: '{"q": "rust"}{"q": "zig"}' } },
-            { id: "call_0", type: "function", function: { name: "open", arguments: "{'url': 'https://example.com', 'new_tab': True}" } },
-            { id: "call_2", type: "function", function: { name: "write", arguments: '{"path": "a.md", "text": ' } },
-          ],
-        },
-        finish_reason: "tool_calls",
-      },
+  "/v1/chat/completions": chatCompletion(
+    "chatcmpl-1",
+    [
+      ["call_0", "search", '{"q": "rust"}{"q": "zig"}'],
+      ["call_0", "open", "{'url': 'https://example.com', 'new_tab': True}"],
+      ["call_2", "write", '{"path": "a.md", "text": '],
     ],
-    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-  },
+    "Qwen/Qwen3-32B",
+  ),
   "/v1/messages": {
     id: "msg_1",
     type: "message",

@@ -90,3 +90,42 @@ function sorted<T extends { id?: string; name: string; arguments: Record<string,
 export function codes(repair: WholeResponseRepair): Array<[string, string]> {
   return repair.repairs.map((report) => [report.action, report.code]);
 }
+
+/**
+ * A non-streamed Chat completion whose calls carry the quirks of servers without a working tool
+ * parser: Python-literal arguments, two objects glued in one entry under a reused id, and a last
+ * call cut mid-arguments (`[id, name, arguments]` per call, in order).
+ */
+export function chatCompletion(id: string, calls: ReadonlyArray<readonly [string, string, string]>, model = "Qwen/Qwen3-8B"): Record<string, unknown> {
+  return {
+    id,
+    object: "chat.completion",
+    created: 1760000000,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: null, tool_calls: calls.map(([callId, name, args]) => ({ id: callId, type: "function", function: { name, arguments: args } })) },
+        finish_reason: "tool_calls",
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+  };
+}
+
+/** A non-streamed Anthropic message with two tool_use blocks under one id (as Kimi's compatible endpoint sends them). */
+export function anthropicDuplicateIds(id: string): Record<string, unknown> {
+  return {
+    id,
+    type: "message",
+    role: "assistant",
+    model: "kimi-k2",
+    content: [
+      { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a" } },
+      { type: "tool_use", id: "toolu_1", name: "read", input: { path: "b" } },
+    ],
+    stop_reason: "tool_use",
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  };
+}

@@ -290,11 +290,15 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 }
 
-/** A held item's calls: those at its output index, or, for an item sent without one, those of its item id. */
+/**
+ * A held item's calls: those of its item id (the decoder keys items by id first, and two items can
+ * share an output index), or, for an item sent without an id, those at its output index.
+ */
 function matcherOf(held: HeldItem): CallMatcher {
-  if (held.outputIndex !== null) return held.outputIndex;
   const itemId = held.itemId;
-  return (call) => call.providerIndex === undefined && call.providerFields?.itemId === itemId;
+  if (itemId !== null) return (call) => call.providerFields?.itemId === itemId;
+  if (held.outputIndex !== null) return held.outputIndex;
+  return (call) => call.providerIndex === undefined && call.providerFields?.itemId === undefined;
 }
 
 function nonEmptyString(value: unknown): string | null {

@@ -134,3 +134,21 @@ describe("Responses re-encoding: items the decoder knows by id alone", () => {
     expect(decodeBytes("openai-responses", output).toolCalls.map((c) => [c.id, c.arguments])).toEqual([["call_d", { command: "ls" }]]);
   });
 });
+
+describe("Responses re-encoding: two items at one output_index", () => {
+  it("each item is decided by its own calls (matched by item id), never by the other's", () => {
+    const stream = [
+      ev("response.created", { response: { id: "resp_6", status: "in_progress", output: [] } }),
+      ev("response.output_item.added", { output_index: 0, item: fnItem("fc_other", "call_1", "shell", "", "in_progress") }),
+      ...call(0, "fc_real", "call_1", '{"command":"ls"}'),
+    ];
+    const body = encoder.encode(sseBody("openai-responses", stream));
+    const original = decodeBytes("openai-responses", body);
+    const runnableOf = (turn: typeof original) => turn.toolCalls.filter((c) => c.arguments !== null).map((c) => [c.id, c.name, c.arguments]);
+    expect(runnableOf(original)).toEqual([["call_1_tw2", "shell", { command: "ls" }]]);
+    for (const sizes of [[1 << 20], [7]]) {
+      const { output } = reencode("openai-responses", body, sizes);
+      expect(runnableOf(decodeBytes("openai-responses", output))).toEqual(runnableOf(original));
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { createEventStreamFramer, decodeEventStream, toProviderEvent } from "../
 import { encodeJsonEventFrame } from "../../src/framing/aws-eventstream-encode.js";
 import { concatBytes } from "../../src/testing/wire.js";
 import { cassetteBodies } from "../corpus/support.js";
+import { cyclicPieces } from "../helpers/pieces.js";
 
 /** The frame encoder the Bedrock re-encoder writes its rewritten frames with. */
 
@@ -18,13 +19,7 @@ describe("encodeJsonEventFrame", () => {
         const bytes = concatBytes(events.map(([name, body]) => encodeJsonEventFrame(name, body)));
         const framer = createEventStreamFramer();
         const messages = [];
-        let offset = 0;
-        let turn = 0;
-        while (offset < bytes.length) {
-          const size = sizes[turn++ % sizes.length] as number;
-          messages.push(...framer.push(bytes.subarray(offset, offset + size)));
-          offset += size;
-        }
+        for (const piece of cyclicPieces(bytes, sizes)) messages.push(...framer.push(piece));
         messages.push(...framer.finish());
         expect(messages.map((message) => message.headers)).toEqual(events.map(([name]) => ({ ":event-type": name, ":content-type": "application/json", ":message-type": "event" })));
         expect(messages.map((message) => toProviderEvent(message))).toEqual(events.map(([name, body]) => ({ event: name, data: body })));

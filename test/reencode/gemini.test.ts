@@ -11,6 +11,7 @@ import { regressionFiles } from "../fuzz/support.js";
 import { testdataFiles } from "../helpers/testdata.js";
 import { bodyOf, check, decode, type Form } from "./gemini-support.js";
 import { reencode, sseBody } from "./support.js";
+import { cyclicPieces } from "../helpers/pieces.js";
 
 /**
  * Gemini `streamGenerateContent` re-encoded, in both wire forms (SSE and the streamed JSON array):
@@ -250,13 +251,7 @@ describe("Gemini re-encoding, any chunk boundary", () => {
           const bytes = encoder.encode(text);
           const splitter = new JsonArraySplitter();
           const pieces = [];
-          let offset = 0;
-          let turn = 0;
-          while (offset < bytes.length) {
-            const size = sizes[turn++ % sizes.length] as number;
-            pieces.push(...splitter.push(bytes.subarray(offset, offset + size)));
-            offset += size;
-          }
+          for (const piece of cyclicPieces(bytes, sizes)) pieces.push(...splitter.push(piece));
           pieces.push(...splitter.finish());
           expect(pieces.map((piece) => piece.raw).join("")).toBe(text);
           expect(pieces.flatMap((piece) => (piece.kind === "element" ? [piece.event.data] : []))).toEqual(values.map((value) => JSON.parse(JSON.stringify(value)) as unknown));

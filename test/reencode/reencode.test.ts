@@ -5,6 +5,7 @@ import { concatBytes } from "../../src/util/bytes.js";
 import type { ProviderName } from "../../src/types.js";
 import { testdataFiles } from "../helpers/testdata.js";
 import { decodeBytes, reencode, sseBody } from "./support.js";
+import { cyclicPieces } from "../helpers/pieces.js";
 
 const encoder = new TextEncoder();
 
@@ -16,13 +17,7 @@ const cases = (["anthropic", "openai-chat", "openai-responses"] as const).flatMa
 function split(bytes: Uint8Array, sizes: readonly number[]) {
   const splitter = new SseEventSplitter();
   const out = [];
-  let offset = 0;
-  let turn = 0;
-  while (offset < bytes.length) {
-    const size = sizes[turn++ % sizes.length] as number;
-    out.push(...splitter.push(bytes.subarray(offset, offset + size)));
-    offset += size;
-  }
+  for (const piece of cyclicPieces(bytes, sizes)) out.push(...splitter.push(piece));
   out.push(...splitter.finish());
   return out;
 }

@@ -3,6 +3,7 @@ import { concatBytes } from "../../src/testing/wire.js";
 import { createReencoder } from "../../src/reencode/index.js";
 import type { Reencoder } from "../../src/reencode/types.js";
 import type { DecodedTurn, ProviderEvent, ProviderName } from "../../src/types.js";
+import { cyclicPieces } from "../helpers/pieces.js";
 
 /** A recorded stream as the provider sends it over SSE (event names and payload types restored, as `toolwire serve` does). */
 export function sseBody(provider: ProviderName, events: readonly ProviderEvent[]): string {
@@ -31,13 +32,7 @@ export function reencode(provider: ProviderName, body: Uint8Array, sizes: readon
 /** Runs bytes through the given re-encoder in the given chunk sizes (cycled). */
 export function reencodeWith(reencoder: Reencoder, body: Uint8Array, sizes: readonly number[] = [body.length || 1]): { output: Uint8Array; reencoder: Reencoder; pieces: number } {
   const parts: Uint8Array[] = [];
-  let offset = 0;
-  let turn = 0;
-  while (offset < body.length) {
-    const size = Math.max(1, sizes[turn++ % sizes.length] as number);
-    parts.push(...reencoder.push(body.subarray(offset, offset + size)));
-    offset += size;
-  }
+  for (const piece of cyclicPieces(body, sizes)) parts.push(...reencoder.push(piece));
   parts.push(...reencoder.end());
   return { output: concatBytes(parts), reencoder, pieces: parts.length };
 }

@@ -3,6 +3,7 @@ import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
 import { SseSizeMeter } from "./sse-meter.js";
 import { parseEventJson } from "../json/event-json.js";
+import { EventJsonReader } from "../json/event-template.js";
 
 /**
  * Server-Sent Events framing over eventsource-parser: bytes split anywhere (UTF-8 sequences
@@ -24,12 +25,13 @@ export interface SseFramerOptions {
   onComment?: (comment: string) => void;
 }
 
-export function parseSseData(data: string): unknown {
+/** Parses an event's data as JSON where it is JSON; `parse` is JSON.parse or a stream's own reader. */
+export function parseSseData(data: string, parse: (text: string) => unknown = parseEventJson): unknown {
   // Cheap pre-check keeps "[DONE]" and keep-alive text from paying for a thrown exception.
   const first = firstNonSpace(data);
   if (first === "{" || first === "[" || first === '"') {
     try {
-      return parseEventJson(data);
+      return parse(data);
     } catch {
       return data;
     }
@@ -56,6 +58,8 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
   let failed = false;
   const maxLength = options.maxBufferSize;
   const lines = maxLength !== undefined ? new SseSizeMeter(maxLength) : null;
+  const json = new EventJsonReader(parseEventJson);
+  const parse = (text: string): unknown => json.parse(text);
 
   const exceeded = (): void => {
     failed = true;
@@ -74,7 +78,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
       exceeded();
       return;
     }
-    pending.push(framedEvent(parseSseData(message.data), message.event, message.data.length));
+    pending.push(framedEvent(parseSseData(message.data, parse), message.event, message.data.length));
   };
   const lineErrors = new Map<string, { count: number; first: string | null }>();
   const onError = (error: ParseError): void => {

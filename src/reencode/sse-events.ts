@@ -1,5 +1,7 @@
 import { framedEvent } from "../framing/framed-event.js";
 import { parseSseData } from "../framing/sse.js";
+import { parseEventJson } from "../json/event-json.js";
+import { EventJsonReader } from "../json/event-template.js";
 import type { ProviderEvent } from "../types.js";
 import { concatBytes } from "../util/bytes.js";
 
@@ -73,6 +75,9 @@ export class SseEventSplitter {
   /** A blank line ended with CR: the event ends after a following LF, or before any other character. */
   private boundaryAfterCR = false;
   private readonly decoder = new TextDecoder();
+  /** The stream's own JSON reader: its events repeat an envelope that it learns. */
+  private readonly json = new EventJsonReader(parseEventJson);
+  private readonly parse = (text: string): unknown => this.json.parse(text);
 
   push(chunk: Uint8Array): RawSseEvent[] {
     return this.splitChunk(this.decoder.decode(chunk, { stream: true }), chunk);
@@ -270,7 +275,7 @@ export class SseEventSplitter {
     }
     this.byteStart = byteEnd;
     this.pendingBytes = [];
-    return { raw, wire: bytes ?? raw, event: parseSimpleEvent(raw, !lfOnly) ?? parseAnyEvent(raw) };
+    return { raw, wire: bytes ?? raw, event: parseSimpleEvent(raw, !lfOnly, this.parse) ?? parseAnyEvent(raw, this.parse) };
   }
 }
 
@@ -286,7 +291,7 @@ function endsOnLineEnd(pieces: readonly Uint8Array[]): boolean {
 
 /** The event an SSE block dispatches (WHATWG rules: `data` lines joined by LF), or null. */
 export function parseSseEvent(text: string): ProviderEvent | null {
-  return parseSimpleEvent(text, true) ?? parseAnyEvent(text);
+  return parseSimpleEvent(text, true, parseEventJson) ?? parseAnyEvent(text, parseEventJson);
 }
 
 /**
@@ -294,7 +299,7 @@ export function parseSseEvent(text: string): ProviderEvent | null {
  * walking its lines; null for anything else (which the general reader handles). The splitter
  * says when the text cannot hold a CR, which spares a scan.
  */
-function parseSimpleEvent(text: string, mayHaveCR: boolean): ProviderEvent | null {
+function parseSimpleEvent(text: string, mayHaveCR: boolean, parse: (text: string) => unknown): ProviderEvent | null {
   const end = text.length - 2;
   if (end < 6 || text.charCodeAt(end) !== LF || text.charCodeAt(end + 1) !== LF) return null;
   let name: string | undefined;
@@ -309,10 +314,10 @@ function parseSimpleEvent(text: string, mayHaveCR: boolean): ProviderEvent | nul
   const payloadStart = dataStart + 6;
   if (text.indexOf("\n", payloadStart) !== end || (mayHaveCR && text.indexOf("\r") >= 0)) return null;
   const data = text.slice(payloadStart, end);
-  return framedEvent(parseSseData(data), name, data.length);
+  return framedEvent(parseSseData(data, parse), name, data.length);
 }
 
-function parseAnyEvent(text: string): ProviderEvent | null {
+function parseAnyEvent(text: string, parse: (text: string) => unknown): ProviderEvent | null {
   let data: string | null = null;
   let name: string | undefined;
   let position = 0;
@@ -332,7 +337,7 @@ function parseAnyEvent(text: string): ProviderEvent | null {
   }
   if (data === null) return null;
   // framedEvent: a short payload is provably shallow, so the decoder skips its depth walk.
-  return framedEvent(parseSseData(data), name !== undefined && name !== "" ? name : undefined, data.length);
+  return framedEvent(parseSseData(data, parse), name !== undefined && name !== "" ? name : undefined, data.length);
 }
 
 const encoder = new TextEncoder();

@@ -1,0 +1,210 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { EventJsonReader } from "../../src/json/event-template.js";
+import { TESTDATA } from "../helpers/testdata.js";
+
+/** What a parser does with `text`: its value, or the fact that it throws. */
+function outcome(parse: (text: string) => unknown, text: string): { value: unknown } | { throws: true } {
+  try {
+    return { value: parse(text) };
+  } catch {
+    return { throws: true };
+  }
+}
+
+/** Same value (-0 included), same key order at every level (toStrictEqual ignores key order). */
+function expectSameAsJsonParse(reader: EventJsonReader, text: string): void {
+  const mine = outcome((t) => reader.parse(t), text);
+  const reference = outcome(JSON.parse, text);
+  expect(mine).toStrictEqual(reference);
+  if ("value" in mine && "value" in reference) expect(JSON.stringify(mine.value)).toBe(JSON.stringify(reference.value));
+}
+
+/** A JSON string token for `value`, written the way some server might: plain, all `\u`, or with `\/`. */
+function encodeString(value: string, style: number): string {
+  if (style === 1) {
+    let out = '"';
+    for (let i = 0; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      out += /[A-Za-z0-9 ]/.test(value[i] as string) ? value[i] : `\\u${code.toString(16).padStart(4, "0")}`;
+    }
+    return `${out}"`;
+  }
+  const plain = JSON.stringify(value);
+  return style === 2 ? plain.replace(/\//g, "\\/") : plain;
+}
+
+/** Event texts with one to three changing strings, as Chat, Anthropic, Kimi-via-OpenRouter and Python servers write them. */
+const SHAPES: Array<(holes: string[]) => string> = [
+  ([a]) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":${a}},"logprobs":null,"finish_reason":null}]}`,
+  ([a]) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":${a}}}]},"finish_reason":null}],"usage":null}`,
+  ([a]) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":${a}}}]},"finish_reason":null}],"usage":null}`,
+  ([a, b]) => `{"id":"c","choices":[{"index":0,"delta":{"content":${a}},"finish_reason":null}],"obfuscation":${b}}`,
+  ([a, b, c]) => `{"id":"gen-1","choices":[{"index":0,"delta":{"content":${a},"role":"assistant","reasoning":${b},"reasoning_details":[{"type":"reasoning.text","text":${c},"index":0}]},"finish_reason":null}]}`,
+  ([a]) => `{"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": ${a}}, "finish_reason": null}]}`,
+  ([a]) => `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":${a}}}`,
+  ([a]) => `{"choices":[{"delta":{"content":${a},"content":"x"}}]}`,
+  ([a]) => `{"choices":[{"delta":{"content":${a}},"logprobs":{"content":[]}}]}`,
+  ([a]) => `{"__proto__":{"x":1},"choices":[{"delta":{"content":${a}}}]}`,
+  ([a]) => `{"a":-0,"b":1e400,"c":[true,false,null],"content":${a}}`,
+];
+
+const holeValue = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "grapheme" }),
+  fc.string({ unit: "binary" }),
+  fc.string({ unit: fc.constantFrom("\\", '"', "\n", "\t", "\u0000", "\ud800", "a", "/", "u", "toolwire-hole-0", "}", ",") }),
+  fc.constantFrom("toolwire-hole-0", "toolwire-hole-1", "x", ""),
+);
+
+/** An event of one of `shapes`, its strings written in one of the styles. */
+const eventOf = (shapes: readonly number[]) =>
+  fc
+    .record({ shape: fc.constantFrom(...shapes), holes: fc.array(holeValue, { minLength: 3, maxLength: 3 }), style: fc.nat({ max: 2 }) })
+    .map(({ shape, holes, style }) => (SHAPES[shape] as (holes: string[]) => string)(holes.map((hole) => encodeString(hole, style))));
+
+function mutate(text: string, at: number, op: number, ch: string): string {
+  const i = at % (text.length + 1);
+  if (op === 0) return text.slice(0, i) + ch + text.slice(i);
+  if (op === 1) return text.slice(0, i) + text.slice(i + 1);
+  return text.slice(0, i) + ch + text.slice(i + 1);
+}
+
+/**
+ * A stream over a few shapes: mostly their events, some with one character inserted, deleted or
+ * replaced, some cut, some any other JSON.
+ */
+const stream = fc.uniqueArray(fc.nat({ max: SHAPES.length - 1 }), { minLength: 1, maxLength: 3 }).chain((shapes) => {
+  const event = eventOf(shapes);
+  return fc.array(
+    fc.oneof(
+      { weight: 6, arbitrary: event },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(event, fc.nat(), fc.nat({ max: 2 }), fc.constantFrom(" ", "\\", '"', "}", "{", "0", ",", ":", "a", "\u0001", "\u001f", "u", "-"))
+          .map(([text, at, op, ch]) => mutate(text, at, op, ch)),
+      },
+      { weight: 1, arbitrary: fc.tuple(event, fc.nat()).map(([text, at]) => text.slice(0, at % (text.length + 1))) },
+      { weight: 1, arbitrary: fc.json() },
+    ),
+    { maxLength: 60 },
+  );
+});
+
+describe("EventJsonReader: exactly JSON.parse", () => {
+  it("on streams of repeating envelopes with changing strings, mutations, cuts and other JSON", () => {
+    let hits = 0;
+    let events = 0;
+    fc.assert(
+      fc.property(stream, (texts) => {
+        const reader = new EventJsonReader();
+        for (const text of texts) expectSameAsJsonParse(reader, text);
+        hits += reader.stats.hits;
+        events += texts.length;
+      }),
+      { numRuns: 1500 },
+    );
+    // The property is about the template path: a good share of the events must have taken it.
+    expect(hits).toBeGreaterThan(events / 10);
+  });
+
+  it("on every recorded event of testdata, in stream order", () => {
+    let events = 0;
+    let hits = 0;
+    for (const protocol of ["openai-chat", "anthropic", "openai-responses", "gemini", "ollama", "bedrock", "text-calls"]) {
+      for (const name of readdirSync(join(TESTDATA, protocol)).filter((file) => file.endsWith(".ndjson"))) {
+        const reader = new EventJsonReader();
+        for (const line of readFileSync(join(TESTDATA, protocol, name), "utf8").split("\n")) {
+          if (!line.startsWith("{")) continue;
+          const data = (JSON.parse(line) as { data?: unknown }).data;
+          if (typeof data !== "object" || data === null) continue;
+          expectSameAsJsonParse(reader, JSON.stringify(data));
+          events++;
+        }
+        hits += reader.stats.hits;
+      }
+    }
+    expect(events).toBeGreaterThan(3000);
+    // Most repeating deltas are built from templates (a third of all events is a conservative floor).
+    expect(hits).toBeGreaterThan(events / 3);
+  });
+
+  it.each([
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"\\x"}}]}', "an invalid escape"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"\\u12"}}]}', "a short \\u escape"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"a\tb"}}]}', "a raw tab"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"a"b"}}]}', "an unescaped quote"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"a\\', "a cut escape"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"a"}}]} ', "trailing space"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"a","content":"b"}}]}', "a duplicate key"],
+    ['{"choices":[{"delta":{"content":"a"}}]}', '{"choices":[{"delta":{"content":"\\ud800"}}]}', "a lone surrogate"],
+    ['{"x":"toolwire-hole-0","content":"\\u0061"}', '{"x":"toolwire-hole-0","content":"b"}', "a hole encoded unlike JSON.stringify"],
+    ['{"content":"toolwire-hole-0","y":{"content":"toolwire-hole-0"}}', '{"content":"z","y":{"content":"toolwire-hole-0"}}', "a marker as a value"],
+    ['{"content":"a","content":"\\u0061"}', '{"content":"b","content":"\\u0061"}', "a shadowed key holding the same string"],
+  ])("after %j, on %j (%s)", (first, second) => {
+    const reader = new EventJsonReader();
+    expectSameAsJsonParse(reader, first);
+    expectSameAsJsonParse(reader, first);
+    expectSameAsJsonParse(reader, second);
+  });
+});
+
+describe("EventJsonReader: templates", () => {
+  const chatDelta = (fragment: string, index = 0): string =>
+    `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(fragment)}}}]},"logprobs":null,"finish_reason":null}]}`;
+
+  it("builds the repeated deltas of a stream, interleaved calls included, from templates", () => {
+    const reader = new EventJsonReader();
+    for (let i = 0; i < 1000; i++) expectSameAsJsonParse(reader, chatDelta(`{"k${i}":"\\n"`, i % 4));
+    expect(reader.stats.hits).toBeGreaterThanOrEqual(990);
+    expect(reader.stats.off).toBe(false);
+  });
+
+  it("reads OpenAI's changing obfuscation string as a second hole", () => {
+    const reader = new EventJsonReader();
+    for (let i = 0; i < 100; i++) expectSameAsJsonParse(reader, `{"id":"c","choices":[{"index":0,"delta":{"content":"w${i}"},"finish_reason":null}],"usage":null,"obfuscation":"${"x".repeat(i % 7)}"}`);
+    expect(reader.stats.hits).toBe(99);
+  });
+
+  it("gives every event its own objects", () => {
+    const reader = new EventJsonReader();
+    const first = reader.parse(chatDelta("a")) as { choices: Array<{ delta: { tool_calls: Array<{ function: { arguments: string } }> } }> };
+    const second = reader.parse(chatDelta("b")) as typeof first;
+    const third = reader.parse(chatDelta("c")) as typeof first;
+    expect(reader.stats.hits).toBe(2);
+    (second.choices[0] as (typeof second.choices)[0]).delta.tool_calls[0]!.function.arguments = "changed";
+    expect(third.choices[0]!.delta.tool_calls[0]!.function.arguments).toBe("c");
+    expect(third.choices).not.toBe(second.choices);
+    expect(first.choices[0]!.delta.tool_calls[0]!.function.arguments).toBe("a");
+  });
+
+  it("keeps no template whose value holds a container no hole is under", () => {
+    const reader = new EventJsonReader();
+    for (let i = 0; i < 10; i++) reader.parse(`{"choices":[{"delta":{"content":"${i}"},"logprobs":{"content":[]}}]}`);
+    expect(reader.stats.hits).toBe(0);
+    expect(reader.stats.templates).toBe(0);
+  });
+
+  it("stops learning and matching on a stream whose envelope never repeats", () => {
+    const reader = new EventJsonReader();
+    for (let i = 0; i < 2000; i++) expectSameAsJsonParse(reader, `{"id":"chunk-${i}","choices":[{"index":0,"delta":{"content":"x"}}]}`);
+    expect(reader.stats.hits).toBe(0);
+    expect(reader.stats.attempts).toBeLessThanOrEqual(6);
+    expect(reader.stats.off).toBe(true);
+  });
+
+  it("passes what no template fits to its fallback parser", () => {
+    const seen: string[] = [];
+    const reader = new EventJsonReader((text) => {
+      seen.push(text);
+      return JSON.parse(text) as unknown;
+    });
+    reader.parse(chatDelta("a"));
+    reader.parse(chatDelta("b"));
+    reader.parse('{"other":1}');
+    expect(seen).toEqual([chatDelta("a"), '{"other":1}']);
+  });
+});

@@ -11,6 +11,7 @@ import {
   decodeEventsSafely,
   checkReencodeRoundtrip,
   checkTextCalls,
+  checkEventJson,
   isCleanTurn,
   type DecodeRun,
   type PropertyName,
@@ -79,6 +80,8 @@ function wireIdsOf(events: readonly ProviderEvent[]): (id: string) => boolean {
   };
 }
 
+const textDecoder = new TextDecoder();
+
 /** How many times each relational check ran: a fuzz pass that never reaches one proves nothing about it. */
 export type CheckCounts = Partial<Record<PropertyName | "cases", number>>;
 
@@ -124,6 +127,7 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
   if (REENCODED_PROVIDERS.includes(provider) && framing === defaultFraming(provider) && intactBytes(plan.bytes) && !limits && !plan.textCalls && ran("reencode_roundtrip")) {
     add(checkReencodeRoundtrip(provider, chunks.length > 1 ? chunks : [bytes], whole, { framing }));
   }
+  if (framing === "sse" && ran("event_json_exact")) add(checkEventJson(textDecoder.decode(bytes)));
   // Multi-line data changes line and event lengths, which tight limits measure.
   if (isBenign(plan.bytes) && usesFreedoms(plan) && !(limits && plan.bytes.multilineData) && ran("framing_invariant")) {
     const plain = decodeBytesSafely(provider, [encodeWire(provider, mutated, { framing })], byteOptions);

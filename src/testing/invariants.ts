@@ -5,6 +5,9 @@ import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import { createReencoder } from "../reencode/index.js";
+import { EventJsonReader } from "../json/event-template.js";
+import { parseEventJson } from "../json/event-json.js";
+import { createParser } from "eventsource-parser";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { expectedCallId, type TurnSpec } from "./spec.js";
 import { firstDifference, stringifyJson, walkContainers } from "./values.js";
@@ -60,7 +63,12 @@ export type PropertyName =
    * Re-encoding the bytes (what the repairing fetch and `toolwire proxy` send on) and decoding the
    * result gives exactly the runnable calls of the original, each one well-formed.
    */
-  | "reencode_roundtrip";
+  | "reencode_roundtrip"
+  /**
+   * The stream's JSON reader, which learns the envelope its events repeat (json/event-template),
+   * reads every SSE payload exactly as JSON.parse: the same value, key order included, or a throw.
+   */
+  | "event_json_exact";
 
 /** A violated property, with a signature that groups violations of the same bug. */
 export interface Violation {
@@ -624,4 +632,33 @@ export function checkReencodeRoundtrip(provider: ProviderName, chunks: readonly 
     return [violation("reencode_roundtrip", `the re-encoder threw: ${describeError(error)}`, "threw")];
   }
   return checkReencoded(original, decodeBytesSafely(provider, output, options));
+}
+
+/**
+ * `event_json_exact`: each SSE payload of `text`, read in order by one stream's reader (as the
+ * framer reads them), is what JSON.parse makes of it.
+ */
+export function checkEventJson(text: string): Violation[] {
+  const reader = new EventJsonReader(parseEventJson);
+  const found: Violation[] = [];
+  const parser = createParser({
+    onEvent(message) {
+      if (found.length > 0) return;
+      const mine = parseOutcome((data) => reader.parse(data), message.data);
+      const reference = parseOutcome(JSON.parse, message.data);
+      if (mine !== reference) found.push(violation("event_json_exact", `the stream's JSON reader read ${JSON.stringify(message.data.slice(0, 200))} as ${mine.slice(0, 200)}, JSON.parse as ${reference.slice(0, 200)}`));
+    },
+  });
+  parser.feed(text);
+  parser.feed("\n\n");
+  return found;
+}
+
+/** A parse's outcome as comparable text: the value with its key order (and -0), or the throw. */
+function parseOutcome(parse: (text: string) => unknown, text: string): string {
+  try {
+    return `value ${JSON.stringify(parse(text), (_key, value: unknown) => (Object.is(value, -0) ? "\u0000-0" : value))}`;
+  } catch {
+    return "throws";
+  }
 }

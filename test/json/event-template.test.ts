@@ -3,6 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EventJsonReader } from "../../src/json/event-template.js";
+import { checkEventJson } from "../../src/testing/invariants.js";
 import { TESTDATA } from "../helpers/testdata.js";
 
 /** What a parser does with `text`: its value, or the fact that it throws. */
@@ -206,5 +207,13 @@ describe("EventJsonReader: templates", () => {
     reader.parse(chatDelta("b"));
     reader.parse('{"other":1}');
     expect(seen).toEqual([chatDelta("a"), '{"other":1}']);
+  });
+});
+
+describe("the fuzzer's event_json_exact check", () => {
+  it("passes a stream whose events the reader builds from templates, and one with payloads that do not parse", () => {
+    const deltas = Array.from({ length: 50 }, (_, i) => `data: {"id":"c","choices":[{"index":0,"delta":{"content":"w${i}\\\\n"}}]}\n\n`).join("");
+    expect(checkEventJson(deltas)).toEqual([]);
+    expect(checkEventJson(`${deltas}data: {"id":"c","choices":[{"index":0,"delta":{"content":"w\\x"}}]}\n\ndata: [DONE]\n\n`)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
+import { EventJsonReader } from "../json/event-template.js";
 
 /**
  * Newline-delimited JSON framing (Ollama's /api/chat): one payload per line, bytes split
@@ -27,6 +28,8 @@ export interface NdjsonFramerOptions {
  */
 export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFramer {
   const decoder = new TextDecoder("utf-8");
+  // Ollama's lines repeat their envelope around the text, a timestamp and the thinking.
+  const json = new EventJsonReader();
   const maxLineLength = options.maxLineLength ?? Number.POSITIVE_INFINITY;
   const diagnostics: Diagnostic[] = [];
   let partial = "";
@@ -53,7 +56,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFra
         fail(newline - start);
         return events;
       }
-      pushLine(text.slice(start, newline), events);
+      pushLine(text.slice(start, newline), events, json);
       start = newline + 1;
       newline = text.indexOf("\n", start);
     }
@@ -83,17 +86,17 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFra
         return [];
       }
       const events: ProviderEvent[] = [];
-      pushLine(rest, events);
+      pushLine(rest, events, json);
       return events;
     },
   };
 }
 
-function pushLine(raw: string, events: ProviderEvent[]): void {
+function pushLine(raw: string, events: ProviderEvent[], json: EventJsonReader): void {
   const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
   if (line.trim() === "") return;
   try {
-    events.push(framedEvent(JSON.parse(line), undefined, line.length));
+    events.push(framedEvent(json.parse(line), undefined, line.length));
   } catch {
     events.push(framedEvent(line, undefined, line.length));
   }

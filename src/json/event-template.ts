@@ -7,34 +7,43 @@
  *      "delta":{"tool_calls":[{"index":0,"function":{"arguments":"…"}}]},"logprobs":null,"finish_reason":null}]}
  *
  * envelope repeats byte for byte while the arguments fragment changes (OpenAI adds a second
- * changing string, `obfuscation`). JSON.parse reads and allocates the whole envelope for every
- * fragment, and that is most of the CPU time of decoding such a stream. After parsing an event,
- * the reader may keep it as a template: the text cut at the strings that change ("holes"), and the
- * parsed value. A later event that is the same text with other valid string bodies in the holes is
- * built from the template by copying it and putting in the new strings, without JSON.parse.
+ * changing string, `obfuscation`; the Responses API a counter, `sequence_number`; Ollama a
+ * timestamp). JSON.parse reads and allocates the whole envelope for every fragment, and that is
+ * most of the CPU time of decoding such a stream. After parsing an event, the reader may keep it
+ * as a template: the text cut at the values that change ("holes": strings and counters under the
+ * keys in HOLE_KEYS), and the parsed value. A later event that is the same text with other valid
+ * values in the holes is built from the template by copying it and putting in the new values,
+ * without JSON.parse.
  *
- * The result is exactly JSON.parse's, because the two texts differ only inside string tokens:
- * - A template is kept only when a probe (the event's text with each hole's string replaced by a
- *   marker) parses to the value with the markers at the holes' paths. So each hole's text is the
- *   string token that makes that value, and nothing else in the text changed.
- * - A later text matches only when every fixed piece is equal and each hole holds a valid JSON
- *   string body (no raw control character, no unescaped quote, only JSON's escapes). Its tokens
- *   are then the template's tokens with other strings, which parse to the template's value with
- *   other strings at the holes.
- * - Every container in a template is on a hole's path and every other value in it is a primitive,
- *   so each result is a fresh tree: no two events share an object.
- * - Anything else (no template fits, or the text does not parse) goes to JSON.parse whole.
+ * The result is exactly JSON.parse's, because the two texts differ only inside the holes' tokens:
+ * - A template is kept only when a probe (the event's text with each hole's value replaced by a
+ *   marker it did not hold) parses to values with the markers at the holes' paths. So each hole's
+ *   text is the one token that makes the value at that path.
+ * - A later text matches only when every fixed piece is equal and each hole holds a valid token of
+ *   its kind: a JSON string body (no raw control character, no unescaped quote, only JSON's
+ *   escapes), or a plain non-negative integer of at most 15 digits. Its tokens are then the
+ *   template's tokens with other values there, which parse to the template's value with other
+ *   values at the holes.
+ * - Every container of the template is copied for each event, so no two events share an object.
+ * - Anything else (no template fits, or the text does not parse) goes to the fallback parser whole.
  *
- * The cost stays bounded when a stream's events never repeat (an id or a counter that changes):
- * learning is paid for by hits (at most `LEARN_FREE` attempts plus one per `HITS_PER_LEARN`
- * hits), and a reader whose templates keep missing stops trying them.
+ * The cost stays bounded when a stream's events never repeat (an id that changes): learning is
+ * paid for by hits (at most `LEARN_FREE` attempts plus one per `HITS_PER_LEARN` hits), and a
+ * reader whose templates keep missing stops trying them.
  */
 
-/** The keys whose string values change from event to event of a delta stream. */
-const HOLE_KEYS = new Set(["content", "reasoning_content", "reasoning", "arguments", "text", "thinking", "partial_json", "obfuscation"]);
-const MAX_HOLES = 3;
+type HoleKind = "string" | "integer";
+
+/** The keys whose values change from event to event of a delta stream, and what they hold. */
+const HOLE_KEYS = new Map<string, HoleKind>([
+  ...["content", "reasoning_content", "reasoning", "arguments", "text", "thinking", "partial_json", "delta", "obfuscation", "created_at"].map((key) => [key, "string"] as const),
+  ["sequence_number", "integer"],
+]);
+const MAX_HOLES = 4;
 /** A template's value may hold at most this many containers (Chat's argument delta holds 7). */
-const MAX_CONTAINERS = 12;
+const MAX_CONTAINERS = 16;
+/** Digits of an integer hole: any such integer is exact in a double. */
+const MAX_DIGITS = 15;
 const MAX_TEMPLATES = 6;
 /** Deltas are small; a long event is not learned from (its probe would cost a second parse of it). */
 const MAX_LEARN_LENGTH = 16 * 1024;
@@ -58,10 +67,23 @@ interface CopyPlan {
 }
 
 interface Template {
-  /** The fixed text between holes: `pieces[0]` hole 0 `pieces[1]` … hole n-1 `pieces[n]`. */
+  /**
+   * The fixed text between holes: `pieces[0]` hole 0 `pieces[1]` … hole n-1 `pieces[n]`. A string
+   * hole is its body: the piece before it ends with the opening quote, the one after it starts
+   * with the closing quote.
+   */
   pieces: string[];
+  kinds: HoleKind[];
   plan: CopyPlan;
-  holes: number;
+}
+
+interface FoundHole {
+  path: Key[];
+  kind: HoleKind;
+  value: string | number;
+  /** Where the plan puts the hole's value. */
+  holes: CopyPlan["holes"];
+  key: Key;
 }
 
 export class EventJsonReader {
@@ -71,7 +93,7 @@ export class EventJsonReader {
   private attempts = 0;
   private off = false;
   private readonly fallback: (text: string) => unknown;
-  private readonly values: string[] = [];
+  private readonly values: Array<string | number> = [];
   /** Where each hole's body starts and ends in the text being matched. */
   private readonly bounds: number[] = [];
 
@@ -114,15 +136,16 @@ export class EventJsonReader {
     return value;
   }
 
-  /** True when `text` is `template`'s text with valid string bodies in its holes, left in `values`. */
+  /** True when `text` is `template`'s text with valid tokens in its holes, their values left in `values`. */
   private match(template: Template, text: string): boolean {
     const pieces = template.pieces;
+    const kinds = template.kinds;
     const first = pieces[0] as string;
     if (text.length < first.length || text.slice(0, first.length) !== first) return false;
     const bounds = this.bounds;
     let at = first.length;
-    for (let hole = 0; hole < template.holes; hole++) {
-      const end = stringBodyEnd(text, at);
+    for (let hole = 0; hole < kinds.length; hole++) {
+      const end = kinds[hole] === "string" ? stringBodyEnd(text, at) : integerEnd(text, at);
       if (end < 0) return false;
       const piece = pieces[hole + 1] as string;
       if (text.slice(end, end + piece.length) !== piece) return false;
@@ -131,73 +154,88 @@ export class EventJsonReader {
       at = end + piece.length;
     }
     if (at !== text.length) return false;
-    for (let hole = 0; hole < template.holes; hole++) this.values[hole] = stringValue(text, bounds[2 * hole] as number, bounds[2 * hole + 1] as number);
+    for (let hole = 0; hole < kinds.length; hole++) {
+      const start = bounds[2 * hole] as number;
+      const end = bounds[2 * hole + 1] as number;
+      this.values[hole] = kinds[hole] === "string" ? stringValue(text, start, end) : Number(text.slice(start, end));
+    }
     return true;
   }
 
   private learn(text: string, value: unknown): void {
     if (typeof value !== "object" || value === null || text.length > MAX_LEARN_LENGTH) return;
-    const found: Array<{ path: Key[]; value: string }> = [];
+    const found: FoundHole[] = [];
     let containers = 0;
-    /** The number of holes under `node`, or -1 when it cannot be a template's value. */
-    const walk = (node: object, path: Key[]): number => {
-      if (++containers > MAX_CONTAINERS) return -1;
-      let holes = 0;
+    /** The copy plan of `node`, noting its holes in `found`; null when it cannot be a template's value. */
+    const walk = (node: Container, path: Key[]): CopyPlan | null => {
+      if (++containers > MAX_CONTAINERS) return null;
+      const plan: CopyPlan = { value: node, array: Array.isArray(node), children: [], holes: [] };
       const entries: Array<[Key, unknown]> = Array.isArray(node) ? node.map((item: unknown, i) => [i, item]) : Object.entries(node);
       for (const [key, child] of entries) {
-        if (key === "__proto__") return -1;
+        // Assigning a `__proto__` key would set the prototype, not copy the value.
+        if (key === "__proto__") return null;
         if (typeof child === "object" && child !== null) {
-          // A container with no hole under it would be shared by every event built from the template.
-          const under = walk(child, [...path, key]);
-          if (under <= 0) return -1;
-          holes += under;
-        } else if (typeof child === "string" && typeof key === "string" && HOLE_KEYS.has(key)) {
-          if (found.length === MAX_HOLES) return -1;
-          found.push({ path: [...path, key], value: child });
-          holes++;
+          const childPlan = walk(child as Container, [...path, key]);
+          if (!childPlan) return null;
+          plan.children.push({ key, plan: childPlan });
+          continue;
         }
+        const kind = typeof key === "string" ? HOLE_KEYS.get(key) : undefined;
+        const fits = kind === "string" ? typeof child === "string" : kind === "integer" && typeof child === "number" && Number.isSafeInteger(child) && child >= 0 && !Object.is(child, -0);
+        if (!kind || !fits) continue;
+        if (found.length === MAX_HOLES) return null;
+        found.push({ path: [...path, key], kind, value: child as string | number, holes: plan.holes, key });
       }
-      return holes;
+      return plan;
     };
-    if (walk(value, []) <= 0) return;
-    // Where each hole's string token is: after its key (and the colon, with or without a space), found once.
-    const located: Array<{ start: number; end: number; path: Key[] }> = [];
+    const plan = walk(value as Container, []);
+    if (!plan || found.length === 0) return;
+    // Where each hole's token is: after its key (and the colon, with or without a space), found once.
+    const located: Array<{ start: number; end: number; hole: FoundHole }> = [];
     for (const hole of found) {
-      const key = hole.path[hole.path.length - 1] as string;
-      const encoded = JSON.stringify(hole.value);
-      let head = `"${key}":`;
+      const encoded = hole.kind === "string" ? JSON.stringify(hole.value) : String(hole.value);
+      let head = `"${hole.key as string}":`;
       let at = text.indexOf(head + encoded);
       if (at < 0) {
         head += " ";
         at = text.indexOf(head + encoded);
       }
       if (at < 0 || text.indexOf(head + encoded, at + 1) >= 0) return;
-      const start = at + head.length + 1;
-      located.push({ start, end: start + encoded.length - 2, path: hole.path });
+      const token = at + head.length;
+      if (hole.kind === "string") {
+        located.push({ start: token + 1, end: token + encoded.length - 1, hole });
+      } else {
+        // The integer must end there ("12" is not the token of 123 or 12.5).
+        if (integerEnd(text, token) !== token + encoded.length || /[.eE]/.test(text.charAt(token + encoded.length))) return;
+        located.push({ start: token, end: token + encoded.length, hole });
+      }
     }
     located.sort((a, b) => a.start - b.start);
     const pieces: string[] = [];
     let from = 0;
-    for (const hole of located) {
-      if (hole.start < from) return;
-      pieces.push(text.slice(from, hole.start));
-      from = hole.end;
+    for (const { start, end } of located) {
+      if (start < from) return;
+      pieces.push(text.slice(from, start));
+      from = end;
     }
     pieces.push(text.slice(from));
-    // The probe: each hole's string replaced by a marker it did not hold must land at that hole's path.
-    const markers = located.map((hole, i) => (valueAt(value, hole.path) === `toolwire-hole-${i}` ? `toolwire-hole-${i}!` : `toolwire-hole-${i}`));
+    // The probe: each hole's value replaced by a marker it did not hold must land at that hole's path.
+    const markers = located.map(({ hole }, i) => {
+      const marker = hole.kind === "string" ? `toolwire-hole-${i}` : 987_654_321 + i * 2;
+      return hole.value === marker ? (typeof marker === "string" ? `${marker}!` : marker + 1) : marker;
+    });
     let probeText = pieces[0] as string;
-    for (let i = 0; i < located.length; i++) probeText += (markers[i] as string) + (pieces[i + 1] as string);
+    for (let i = 0; i < located.length; i++) probeText += String(markers[i]) + (pieces[i + 1] as string);
     let probe: unknown;
     try {
       probe = JSON.parse(probeText);
     } catch {
       return;
     }
-    for (let i = 0; i < located.length; i++) if (valueAt(probe, (located[i] as { path: Key[] }).path) !== markers[i]) return;
-    const plan = copyPlan(value as Container, located.map((hole, i) => ({ path: hole.path, hole: i })));
+    for (let i = 0; i < located.length; i++) if (valueAt(probe, (located[i] as (typeof located)[number]).hole.path) !== markers[i]) return;
+    located.forEach(({ hole }, i) => hole.holes.push({ key: hole.key, hole: i }));
     if (this.templates.length === MAX_TEMPLATES) this.templates.pop();
-    this.templates.unshift({ pieces, plan, holes: located.length });
+    this.templates.unshift({ pieces, kinds: located.map(({ hole }) => hole.kind), plan });
   }
 }
 
@@ -224,6 +262,21 @@ function stringBodyEnd(text: string, from: number): number {
   return -1;
 }
 
+/** The index after the plain non-negative integer that starts at `from` (JSON's form, at most MAX_DIGITS digits), or -1. */
+function integerEnd(text: string, from: number): number {
+  let at = from;
+  while (at < text.length && at - from <= MAX_DIGITS) {
+    const c = text.charCodeAt(at);
+    if (c < 0x30 || c > 0x39) break;
+    at++;
+  }
+  const digits = at - from;
+  if (digits === 0 || digits > MAX_DIGITS) return -1;
+  // JSON allows no leading zero: "0" is a whole number.
+  if (digits > 1 && text.charCodeAt(from) === 0x30) return -1;
+  return at;
+}
+
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
@@ -244,25 +297,7 @@ function valueAt(value: unknown, path: readonly Key[]): unknown {
   return node;
 }
 
-/** Plans the copy of `value` along the holes' paths (relative to `value`). */
-function copyPlan(value: Container, holes: ReadonlyArray<{ path: Key[]; hole: number }>): CopyPlan {
-  const plan: CopyPlan = { value, array: Array.isArray(value), children: [], holes: [] };
-  const below = new Map<Key, Array<{ path: Key[]; hole: number }>>();
-  for (const { path, hole } of holes) {
-    const key = path[0] as Key;
-    if (path.length === 1) {
-      plan.holes.push({ key, hole });
-    } else {
-      const list = below.get(key) ?? [];
-      list.push({ path: path.slice(1), hole });
-      below.set(key, list);
-    }
-  }
-  for (const [key, list] of below) plan.children.push({ key, plan: copyPlan((value as Record<Key, unknown>)[key] as Container, list) });
-  return plan;
-}
-
-function build(plan: CopyPlan, values: readonly string[]): unknown {
+function build(plan: CopyPlan, values: ReadonlyArray<string | number>): unknown {
   const copy: Record<Key, unknown> = plan.array ? ((plan.value as unknown[]).slice() as unknown as Record<Key, unknown>) : { ...plan.value };
   for (const child of plan.children) copy[child.key] = build(child.plan, values);
   for (const hole of plan.holes) copy[hole.key] = values[hole.hole];

@@ -38,7 +38,7 @@ function encodeString(value: string, style: number): string {
 }
 
 /** Event texts with one to three changing strings, as Chat, Anthropic, Kimi-via-OpenRouter and Python servers write them. */
-const SHAPES: Array<(holes: string[]) => string> = [
+const SHAPES: Array<(holes: string[], counter: string) => string> = [
   ([a]) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":${a}},"logprobs":null,"finish_reason":null}]}`,
   ([a]) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":${a}}}]},"finish_reason":null}],"usage":null}`,
   ([a]) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":${a}}}]},"finish_reason":null}],"usage":null}`,
@@ -50,6 +50,10 @@ const SHAPES: Array<(holes: string[]) => string> = [
   ([a]) => `{"choices":[{"delta":{"content":${a}},"logprobs":{"content":[]}}]}`,
   ([a]) => `{"__proto__":{"x":1},"choices":[{"delta":{"content":${a}}}]}`,
   ([a]) => `{"a":-0,"b":1e400,"c":[true,false,null],"content":${a}}`,
+  ([a, b], n) => `{"type":"response.output_text.delta","content_index":0,"delta":${a},"item_id":"msg_1","logprobs":[],"obfuscation":${b},"output_index":0,"sequence_number":${n}}`,
+  ([a, b], n) => `{"type":"response.function_call_arguments.delta","delta":${a},"item_id":"fc_1","obfuscation":${b},"output_index":1,"sequence_number":${n}}`,
+  ([a, b, c]) => `{"model":"qwen3","created_at":${a},"message":{"role":"assistant","content":${b},"thinking":${c}},"done":false}`,
+  ([a], n) => `{"sequence_number":${n},"delta":${a}}`,
 ];
 
 const holeValue = fc.oneof(
@@ -60,11 +64,17 @@ const holeValue = fc.oneof(
   fc.constantFrom("toolwire-hole-0", "toolwire-hole-1", "x", ""),
 );
 
+/** A counter as servers write it, and as they might: leading zeros, fractions, exponents, signs, 16 digits. */
+const counter = fc.oneof(
+  { weight: 6, arbitrary: fc.nat({ max: 100_000 }).map(String) },
+  { weight: 1, arbitrary: fc.constantFrom("0", "00", "01", "-0", "-1", "1.5", "1e3", "1E3", "2.0", "987654321", "987654322", "999999999999999", "1000000000000000", "12345678901234567890") },
+);
+
 /** An event of one of `shapes`, its strings written in one of the styles. */
 const eventOf = (shapes: readonly number[]) =>
   fc
-    .record({ shape: fc.constantFrom(...shapes), holes: fc.array(holeValue, { minLength: 3, maxLength: 3 }), style: fc.nat({ max: 2 }) })
-    .map(({ shape, holes, style }) => (SHAPES[shape] as (holes: string[]) => string)(holes.map((hole) => encodeString(hole, style))));
+    .record({ shape: fc.constantFrom(...shapes), holes: fc.array(holeValue, { minLength: 3, maxLength: 3 }), style: fc.nat({ max: 2 }), counter })
+    .map(({ shape, holes, style, counter }) => (SHAPES[shape] as (typeof SHAPES)[number])(holes.map((hole) => encodeString(hole, style)), counter));
 
 function mutate(text: string, at: number, op: number, ch: string): string {
   const i = at % (text.length + 1);
@@ -182,11 +192,20 @@ describe("EventJsonReader: templates", () => {
     expect(first.choices[0]!.delta.tool_calls[0]!.function.arguments).toBe("a");
   });
 
-  it("keeps no template whose value holds a container no hole is under", () => {
+  it("copies containers no hole is under for each event", () => {
     const reader = new EventJsonReader();
-    for (let i = 0; i < 10; i++) reader.parse(`{"choices":[{"delta":{"content":"${i}"},"logprobs":{"content":[]}}]}`);
-    expect(reader.stats.hits).toBe(0);
-    expect(reader.stats.templates).toBe(0);
+    type Event = { choices: Array<{ logprobs: { content: unknown[] } }> };
+    const events = Array.from({ length: 10 }, (_, i) => reader.parse(`{"choices":[{"delta":{"content":"${i}"},"logprobs":{"content":[]}}]}`) as Event);
+    expect(reader.stats.hits).toBe(9);
+    events[5]!.choices[0]!.logprobs.content.push("changed");
+    expect(events[6]!.choices[0]!.logprobs.content).toEqual([]);
+  });
+
+  it("reads the Responses API's counter and Ollama's timestamp as holes", () => {
+    const reader = new EventJsonReader();
+    for (let i = 0; i < 100; i++) expectSameAsJsonParse(reader, `{"type":"response.function_call_arguments.delta","delta":"{\\"a\\":${i}","item_id":"fc_1","obfuscation":"x${i}","output_index":0,"sequence_number":${i + 3}}`);
+    for (let i = 0; i < 100; i++) expectSameAsJsonParse(reader, `{"model":"qwen3","created_at":"2025-07-01T10:00:00.${i}Z","message":{"role":"assistant","content":"w${i}"},"done":false}`);
+    expect(reader.stats.hits).toBe(198);
   });
 
   it("stops learning and matching on a stream whose envelope never repeats", () => {

@@ -2,7 +2,6 @@ import { createParser, type EventSourceMessage, type ParseError } from "eventsou
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
 import { SseSizeMeter } from "./sse-meter.js";
-import { parseEventJson } from "../json/event-json.js";
 import { EventJsonReader } from "../json/event-template.js";
 
 /**
@@ -26,7 +25,7 @@ export interface SseFramerOptions {
 }
 
 /** Parses an event's data as JSON where it is JSON; `parse` is JSON.parse or a stream's own reader. */
-export function parseSseData(data: string, parse: (text: string) => unknown = parseEventJson): unknown {
+export function parseSseData(data: string, parse: (text: string) => unknown = JSON.parse): unknown {
   // Cheap pre-check keeps "[DONE]" and keep-alive text from paying for a thrown exception.
   const first = firstNonSpace(data);
   if (first === "{" || first === "[" || first === '"') {
@@ -58,7 +57,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
   let failed = false;
   const maxLength = options.maxBufferSize;
   const lines = maxLength !== undefined ? new SseSizeMeter(maxLength) : null;
-  const json = new EventJsonReader(parseEventJson);
+  const json = new EventJsonReader();
   const parse = (text: string): unknown => json.parse(text);
 
   const exceeded = (): void => {

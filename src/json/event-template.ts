@@ -25,7 +25,7 @@
  *   template's tokens with other values there, which parse to the template's value with other
  *   values at the holes.
  * - Every container of the template is copied for each event, so no two events share an object.
- * - Anything else (no template fits, or the text does not parse) goes to the fallback parser whole.
+ * - Anything else (no template fits, or the text does not parse) goes to JSON.parse whole.
  *
  * The cost stays bounded when a stream's events never repeat (an id that changes): learning is
  * paid for by hits (at most `LEARN_FREE` attempts plus one per `HITS_PER_LEARN` hits), and a
@@ -92,15 +92,9 @@ export class EventJsonReader {
   private misses = 0;
   private attempts = 0;
   private off = false;
-  private readonly fallback: (text: string) => unknown;
   private readonly values: Array<string | number> = [];
   /** Where each hole's body starts and ends in the text being matched. */
   private readonly bounds: number[] = [];
-
-  /** `fallback` parses what no template fits (JSON.parse, or a parser with fast paths of its own). */
-  constructor(fallback: (text: string) => unknown = JSON.parse) {
-    this.fallback = fallback;
-  }
 
   /** How the reader has fared: events built from templates, misses, learning attempts, and whether it gave up. */
   get stats(): { hits: number; misses: number; attempts: number; templates: number; off: boolean } {
@@ -109,7 +103,7 @@ export class EventJsonReader {
 
   /** Parses `text` exactly as JSON.parse would, returning or throwing alike. */
   parse(text: string): unknown {
-    if (this.off) return this.fallback(text);
+    if (this.off) return JSON.parse(text);
     const templates = this.templates;
     for (let i = 0; i < templates.length; i++) {
       const template = templates[i] as Template;
@@ -123,7 +117,7 @@ export class EventJsonReader {
         return build(template.plan, this.values);
       }
     }
-    const value = this.fallback(text);
+    const value: unknown = JSON.parse(text);
     if (templates.length > 0 && ++this.misses > MISS_ALLOWANCE + 2 * this.hits) {
       this.off = true;
       this.templates = [];

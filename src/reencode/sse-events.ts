@@ -1,6 +1,5 @@
 import { framedEvent } from "../framing/framed-event.js";
 import { parseSseData } from "../framing/sse.js";
-import { parseEventJson } from "../json/event-json.js";
 import { EventJsonReader } from "../json/event-template.js";
 import type { ProviderEvent } from "../types.js";
 import { concatBytes } from "../util/bytes.js";
@@ -76,7 +75,7 @@ export class SseEventSplitter {
   private boundaryAfterCR = false;
   private readonly decoder = new TextDecoder();
   /** The stream's own JSON reader: its events repeat an envelope that it learns. */
-  private readonly json = new EventJsonReader(parseEventJson);
+  private readonly json = new EventJsonReader();
   private readonly parse = (text: string): unknown => this.json.parse(text);
 
   push(chunk: Uint8Array): RawSseEvent[] {
@@ -291,7 +290,7 @@ function endsOnLineEnd(pieces: readonly Uint8Array[]): boolean {
 
 /** The event an SSE block dispatches (WHATWG rules: `data` lines joined by LF), or null. */
 export function parseSseEvent(text: string): ProviderEvent | null {
-  return parseSimpleEvent(text, true, parseEventJson) ?? parseAnyEvent(text, parseEventJson);
+  return parseSimpleEvent(text, true, JSON.parse) ?? parseAnyEvent(text, JSON.parse);
 }
 
 /**

@@ -6,7 +6,6 @@ import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import { createReencoder } from "../reencode/index.js";
 import { EventJsonReader } from "../json/event-template.js";
-import { parseEventJson } from "../json/event-json.js";
 import { createParser } from "eventsource-parser";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { expectedCallId, type TurnSpec } from "./spec.js";
@@ -639,7 +638,7 @@ export function checkReencodeRoundtrip(provider: ProviderName, chunks: readonly 
  * framer reads them), is what JSON.parse makes of it.
  */
 export function checkEventJson(text: string): Violation[] {
-  const reader = new EventJsonReader(parseEventJson);
+  const reader = new EventJsonReader();
   const found: Violation[] = [];
   const parser = createParser({
     onEvent(message) {

@@ -215,18 +215,6 @@ describe("EventJsonReader: templates", () => {
     expect(reader.stats.attempts).toBeLessThanOrEqual(6);
     expect(reader.stats.off).toBe(true);
   });
-
-  it("passes what no template fits to its fallback parser", () => {
-    const seen: string[] = [];
-    const reader = new EventJsonReader((text) => {
-      seen.push(text);
-      return JSON.parse(text) as unknown;
-    });
-    reader.parse(chatDelta("a"));
-    reader.parse(chatDelta("b"));
-    reader.parse('{"other":1}');
-    expect(seen).toEqual([chatDelta("a"), '{"other":1}']);
-  });
 });
 
 describe("the fuzzer's event_json_exact check", () => {

@@ -156,8 +156,11 @@ export class EventJsonReader {
     return true;
   }
 
-  private learn(text: string, value: unknown): void {
-    if (typeof value !== "object" || value === null || text.length > MAX_LEARN_LENGTH) return;
+  private learn(text: string, parsed: unknown): void {
+    if (typeof parsed !== "object" || parsed === null || text.length > MAX_LEARN_LENGTH) return;
+    // The template keeps a value of its own: the caller may change or keep the one it was handed,
+    // and later events must still be what JSON.parse makes of their text.
+    const value = JSON.parse(text) as unknown;
     const found: FoundHole[] = [];
     let containers = 0;
     /** The copy plan of `node`, noting its holes in `found`; null when it cannot be a template's value. */
@@ -277,10 +280,17 @@ function isHex(c: number): boolean {
 
 /** The string a valid body between `start` and the closing quote at `end` stands for. */
 function stringValue(text: string, start: number, end: number): string {
-  if (start === end) return "";
-  const body = text.slice(start, end);
-  return body.indexOf("\\") < 0 ? body : (JSON.parse(text.slice(start - 1, end + 1)) as string);
+  // Shorter slices are copies in V8 (its SlicedString minimum is 13 characters). A longer slice
+  // would keep the text it was cut from alive (the event, and with it the chunk the framer read),
+  // and a turn accumulates its fragments: JSON.parse gives a string of its own, escapes decoded.
+  if (end - start < FLAT_SLICE_LENGTH) {
+    const backslash = text.indexOf("\\", start);
+    if (backslash < 0 || backslash >= end) return text.slice(start, end);
+  }
+  return JSON.parse(text.slice(start - 1, end + 1)) as string;
 }
+
+const FLAT_SLICE_LENGTH = 13;
 
 function valueAt(value: unknown, path: readonly Key[]): unknown {
   let node = value;

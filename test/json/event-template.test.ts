@@ -192,6 +192,21 @@ describe("EventJsonReader: templates", () => {
     expect(first.choices[0]!.delta.tool_calls[0]!.function.arguments).toBe("a");
   });
 
+  it("keeps later events as JSON.parse makes them when the caller changes an event it was handed", () => {
+    const reader = new EventJsonReader();
+    type Event = { choices: Array<{ delta: { tool_calls: Array<{ function: { arguments: string }; extra?: unknown }> } }> };
+    for (let i = 0; i < 40; i++) {
+      const text = chatDelta(`f${i}`, i % 2);
+      const event = reader.parse(text) as Event;
+      expect(event).toStrictEqual(JSON.parse(text));
+      // What a consumer might do with an event: annotate it, empty it.
+      event.choices[0]!.delta.tool_calls[0]!.extra = { seen: i };
+      event.choices[0]!.delta.tool_calls[0]!.function.arguments = "";
+      event.choices.push(event.choices[0]!);
+    }
+    expect(reader.stats.hits).toBeGreaterThan(30);
+  });
+
   it("copies containers no hole is under for each event", () => {
     const reader = new EventJsonReader();
     type Event = { choices: Array<{ logprobs: { content: unknown[] } }> };

@@ -253,8 +253,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
 
   /** The item re-sent as one well-formed call with the arguments toolwire decoded, at `outputIndex`. */
   private rewrite(held: HeldItem, doneItem: Record<string, unknown>, call: ToolCall, out: WireEvent[], outputIndex: number | null, itemId: string | null): Record<string, unknown> {
-    const base: Record<string, unknown> = { ...held.item, ...doneItem, ...(itemId !== null ? { id: itemId } : {}) };
-    const custom = base.type === "custom_tool_call";
+    // The type is the held item's, which made it a call: the done item's may be damaged (the
+    // decoder keeps the call it opened, and the re-sent item must read as that call).
+    const custom = held.item.type === "custom_tool_call";
+    const base: Record<string, unknown> = { ...held.item, ...doneItem, ...(itemId !== null ? { id: itemId } : {}), type: custom ? "custom_tool_call" : "function_call" };
     const args = custom ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
     const field = custom ? "input" : "arguments";
     const events = custom ? "response.custom_tool_call_input" : "response.function_call_arguments";

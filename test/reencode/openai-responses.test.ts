@@ -66,6 +66,22 @@ describe("Responses re-encoding", () => {
     expect(again.toolCalls.every((c) => c.repairs.length === 0)).toBe(true);
   });
 
+  it("re-sends a rewritten call as a function_call even when its output_item.done names a damaged type", () => {
+    // Found by fuzzing: an invalid UTF-8 byte inside "function_call" of the done item. The decoder
+    // keeps the call the added item opened; the re-sent item must still read as a call.
+    const stream = events({ callId: "call_1", done: true }, "completed").map((event) => {
+      const data = event.data as { type: string; item?: { id: string; type: string } };
+      return data.type === "response.output_item.done" && data.item?.id === "fc_2" ? { ...event, data: { ...data, item: { ...data.item, type: "functi\ufffdon_call" } } } : event;
+    });
+    const body = encoder.encode(sseBody("openai-responses", stream));
+    const original = decodeBytes("openai-responses", body);
+    expect(original.toolCalls).toHaveLength(2);
+    const { output, reencoder } = reencode("openai-responses", body, [11]);
+    expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "rewritten" }));
+    const again = decodeBytes("openai-responses", output);
+    expect(again.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }))).toEqual(original.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })));
+  });
+
   it("withholds a closed call whose arguments are not JSON, decided when the response ends", () => {
     const bad = '{"command" "ls"}';
     const stream = [

@@ -43,6 +43,8 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private readonly heldByIndex = new Map<number, HeldItem>();
   /** Every call item added so far (the decoder ignores a second `output_item.added` for one). */
   private readonly addedIds = new Set<string>();
+  /** Call items the stream sent (added, or done without added): the others are known only from the terminal output. */
+  private readonly streamedIds = new Set<string>();
   /** Item id (and call_id) → the items delivered in its place (none when withheld). */
   private readonly changed = new Map<string, Array<Record<string, unknown>>>();
   /**
@@ -114,7 +116,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
         this.tap.report({ action: "withheld", code: "item_added_twice", message: `Output item ${itemId ?? String(outputIndex)} was added a second time; the repeat was not forwarded.` });
         return;
       }
-      if (itemId !== null) this.addedIds.add(itemId);
+      if (itemId !== null) {
+        this.addedIds.add(itemId);
+        this.streamedIds.add(itemId);
+      }
       this.hold({ events: [raw.wire], item: data.item, outputIndex, itemId, sequence: sequence !== null ? [sequence] : [], since: this.logPosition });
       return;
     }
@@ -133,12 +138,14 @@ class OpenAIResponsesReencoder extends SseReencoder {
       // it goes out as that verdict says, like any held item.
       const item = data.item;
       const whole: HeldItem = { events: [raw.wire], item, outputIndex, itemId: nonEmptyString(item.id), sequence: sequence !== null ? [sequence] : [], since: this.logPosition - ended.length };
+      if (whole.itemId !== null) this.streamedIds.add(whole.itemId);
       this.release(whole, item, out);
       return;
     }
     if (type === "response.completed" || type === "response.incomplete" || type === "response.failed" || type === "error") {
-      if ([...this.held].some((held) => this.callsOf(held).length === 0)) {
-        // A call still held that the decoder ends only with the stream: the terminal event waits for it.
+      if (this.tap.callsAwaitingEnd > 0 || [...this.held].some((held) => this.callsOf(held).length === 0)) {
+        // A call still held, or one only the terminal output holds, that the decoder ends only
+        // with the stream (its arguments do not parse strictly): the terminal event waits for it.
         this.terminal = { raw, data, type };
         return;
       }
@@ -175,6 +182,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private sendTerminal(raw: RawSseEvent, data: Record<string, unknown>, type: string, out: WireEvent[]): void {
     this.deliverDecided(out);
     this.dropHeld(type === "response.incomplete" ? "The response ended incomplete inside the call" : "The response ended before the call's output_item.done");
+    if (isPlainObject(data.response) && Array.isArray(data.response.output)) this.decideOutputOnly(data.response.output);
     if (this.changed.size > 0 && isPlainObject(data.response) && Array.isArray(data.response.output)) {
       const output = data.response.output.flatMap((item) => {
         if (!isPlainObject(item)) return [item];
@@ -242,6 +250,30 @@ class OpenAIResponsesReencoder extends SseReencoder {
     if (shift === 0) return raw.wire;
     const moved: Record<string, unknown> = { ...data, output_index: outputIndex + shift };
     return sseText(moved, raw.event?.event);
+  }
+
+  /**
+   * Call items that only the terminal response holds (their events never came): the decoder decodes
+   * them from there, so the client's copy must agree. A call the decoder did not keep as runnable
+   * is withheld from the output; one it repaired (arguments, id) is replaced by what it decoded.
+   */
+  private decideOutputOnly(output: readonly unknown[]): void {
+    for (const item of output) {
+      if (!isPlainObject(item) || (item.type !== "function_call" && item.type !== "custom_tool_call")) continue;
+      const itemId = nonEmptyString(item.id);
+      if (itemId === null || this.streamedIds.has(itemId) || this.changed.has(itemId)) continue;
+      const call = this.tap.log.find((logged) => logged.providerFields?.itemId === itemId);
+      if (!call) continue;
+      if (call.arguments === null) {
+        this.tap.withheld(call);
+        this.changed.set(itemId, []);
+      } else if (!decodedAsSent(call) || item.call_id !== call.id) {
+        const custom = item.type === "custom_tool_call";
+        const args = custom ? String(call.arguments.input ?? "") : JSON.stringify(call.arguments);
+        this.changed.set(itemId, [{ ...item, call_id: call.id, name: call.name, [custom ? "input" : "arguments"]: args, status: "completed" }]);
+        this.tap.rewritten(call);
+      }
+    }
   }
 
   /** Held events with their output_index moved (read again from their text: rare, and only then). */

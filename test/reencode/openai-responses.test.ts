@@ -82,6 +82,26 @@ describe("Responses re-encoding", () => {
     expect(again.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }))).toEqual(original.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })));
   });
 
+  it("makes calls that only the terminal response holds agree with the decoder: invalid ones withheld, repaired ones rewritten", () => {
+    // Found by fuzzing: the call items' own events never came, only response.completed lists them.
+    const bad = '{"command" "ls"}';
+    const output = [fnItem("fc_1", "call_1", "shell", bad), fnItem("fc_2", "call_2", "shell", '{"command":"pwd"}'), fnItem("fc_3", "call_2", "shell", '{"command":"id"}')];
+    const stream = [ev("response.created", { response: { id: "resp_1", status: "in_progress", output: [] } }), ev("response.completed", { response: { id: "resp_1", status: "completed", output } })];
+    const body = encoder.encode(sseBody("openai-responses", stream));
+    const original = decodeBytes("openai-responses", body);
+    expect(original.toolCalls.map((c) => c.error?.code ?? null)).toEqual(["invalid_json", null, null]);
+    const runnable = original.toolCalls.filter((c) => c.arguments !== null).map((c) => ({ id: c.id, arguments: c.arguments }));
+    expect(new Set(runnable.map((c) => c.id)).size).toBe(2);
+    for (const sizes of [[body.length], [7]]) {
+      const { output: reencoded, reencoder } = reencode("openai-responses", body, sizes);
+      const again = decodeBytes("openai-responses", reencoded);
+      expect(again.toolCalls.map((c) => ({ id: c.id, arguments: c.arguments }))).toEqual(runnable);
+      expect(again.toolCalls.every((c) => c.error === null && c.repairs.length === 0)).toBe(true);
+      expect(new TextDecoder().decode(reencoded)).not.toContain("fc_1");
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "invalid_json" }));
+    }
+  });
+
   it("withholds a closed call whose arguments are not JSON, decided when the response ends", () => {
     const bad = '{"command" "ls"}';
     const stream = [

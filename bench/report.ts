@@ -214,7 +214,7 @@ export function renderBench(results: BenchResults): string {
     }
   }
   if (results.memory.length > 0) {
-    out.push("", "Memory, one 1 MB call, in processes with a 1 MB young generation so that the heap counts live data rather than garbage awaiting collection (heap growth sampled at every chunk read; retained: after a collection, with the result held):", "");
+    out.push("", "Memory, one 1 MB call: peak of live data (heap growth sampled after a full collection at every chunk read, so that garbage awaiting collection does not count; retained: after a collection, with the result held):", "");
     out.push("| stream | door | peak heap growth | ratio to baseline | retained |");
     out.push("|---|---|---|---|---|");
     for (const row of results.memory) {

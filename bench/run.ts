@@ -10,7 +10,9 @@ import type { MemoryResult, PeerResult, RatioResult, Stream50Result, Task } from
 import { median } from "./cpu.js";
 
 /**
- * `npm run bench [-- --json out.json] [--quick] [--only <text>] [--no-peers]`
+ * `npm run bench [-- --json out.json] [--quick] [--only <text>] [--no-peers]
+ *  [--reuse-ratios earlier.json] [--reuse-peers earlier.json]` (the last two take those rows from an
+ *  earlier run and measure the rest)
  *
  * Every measurement is process CPU time (user + system, `process.cpuUsage`), since wall time
  * means little on a shared machine. Each configuration runs in its own processes (3 by default,
@@ -32,6 +34,9 @@ const withPeers = !args.includes("--no-peers");
 const reuseAt = args.indexOf("--reuse-ratios");
 /** Takes the ratio rows from an earlier run's JSON and measures the rest (cold import, memory, peers). */
 const reuseRatios = reuseAt >= 0 ? args[reuseAt + 1] : undefined;
+const reusePeersAt = args.indexOf("--reuse-peers");
+/** Takes the peer rows (and their versions) from an earlier run's JSON instead of measuring them. */
+const reusePeers = reusePeersAt >= 0 ? args[reusePeersAt + 1] : undefined;
 const PROCESSES = quick ? 1 : Number(process.env.TOOLWIRE_BENCH_PROCESSES ?? 3);
 /** Processes per peer configuration (a peer that spends its budget is not repeated). */
 const PEER_PROCESSES = Number(process.env.TOOLWIRE_BENCH_PEER_PROCESSES ?? PROCESSES);
@@ -234,8 +239,8 @@ const ratios = reuseRatios ? (JSON.parse(readFileSync(reuseRatios, "utf8")) as B
 log("memory:");
 const memory = measureMemory();
 const stream50 = measureStream50();
-log(withPeers ? "peers (official SDKs, AI SDK), each with a CPU budget:" : "peers skipped (--no-peers)");
-const peers = withPeers ? measurePeers() : [];
+log(reusePeers ? `peers taken from ${reusePeers}` : withPeers ? "peers (official SDKs, AI SDK), each with a CPU budget:" : "peers skipped (--no-peers)");
+const peers = reusePeers ? (JSON.parse(readFileSync(reusePeers, "utf8")) as BenchResults).peers : withPeers ? measurePeers() : [];
 const results: BenchResults = {
   version: 1,
   date: new Date().toISOString().slice(0, 10),

@@ -61,8 +61,9 @@ function spawnJson<T>(script: string, argv: string[], flags: string[] = []): T {
 }
 
 /**
- * Memory processes run with a 1 MB young generation: heap samples then count what is live plus
- * at most that much garbage awaiting collection, instead of the young generation's fill level.
+ * Memory processes run with a 1 MB young generation. The memory rows collect before each sample
+ * and count live data only; the 50 MB stream samples without collecting, so its peak counts live
+ * data plus at most that much garbage awaiting collection, not the young generation's fill level.
  */
 const MEMORY_FLAGS = ["--max-semi-space-size=1"];
 

@@ -258,11 +258,13 @@ class OpenAIResponsesReencoder extends SseReencoder {
    * is withheld from the output; one it repaired (arguments, id) is replaced by what it decoded.
    */
   private decideOutputOnly(output: readonly unknown[]): void {
+    const byItem = new Map<unknown, ToolCall>();
+    for (const call of this.tap.log) if (call.providerFields?.itemId !== undefined && !byItem.has(call.providerFields.itemId)) byItem.set(call.providerFields.itemId, call);
     for (const item of output) {
       if (!isPlainObject(item) || (item.type !== "function_call" && item.type !== "custom_tool_call")) continue;
       const itemId = nonEmptyString(item.id);
       if (itemId === null || this.streamedIds.has(itemId) || this.changed.has(itemId)) continue;
-      const call = this.tap.log.find((logged) => logged.providerFields?.itemId === itemId);
+      const call = byItem.get(itemId);
       if (!call) continue;
       if (call.arguments === null) {
         this.tap.withheld(call);

@@ -141,8 +141,10 @@ class AnthropicReencoder extends SseReencoder {
         // that number too, else its own numbering would drift from the decoder's.
         const blockIndex = index ?? this.lastBlock + 1;
         if (block) this.lastBlock = Math.max(this.lastBlock, blockIndex);
+        // Any block started at the index of a held call ends that call as cut in the decoder,
+        // whatever the new block is (a tool_use, text, or one whose type did not survive).
+        if (block && this.held.has(blockIndex)) this.dropHeld("A new block started at the same index", blockIndex);
         if (block?.type === "tool_use") {
-          if (this.held.has(blockIndex)) this.dropHeld("A new block started at the same index", blockIndex);
           this.held.set(blockIndex, { events: [raw.wire], block, plainDeltas: true, since: this.logPosition, indexAdded: index === null });
           return;
         }

@@ -232,6 +232,25 @@ describe("Anthropic: content_block_start without an index", () => {
   });
 });
 
+describe("Anthropic: a block started again at a held call's index", () => {
+  it("cuts the held call, as the decoder does, whatever the new block's type (found by fuzzing: the type line was lost)", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const start = a.toolStart(0, "toolu_6", "shell", {});
+    const content = (start.data as { content_block: Record<string, unknown> }).content_block;
+    const { type: _type, ...untyped } = content;
+    for (const second of [{ ...start, data: { ...(start.data as object), content_block: untyped } }, a.textStart(0)]) {
+      const stream = [a.messageStart(), start, second, a.json(0, '{"command":"echo hi"}'), a.stop(0), a.messageDelta("tool_use"), a.messageStop()];
+      const body = encoder.encode(sseBody("anthropic", stream));
+      expect(decodeBytes("anthropic", body).toolCalls.map((call) => call.error?.code)).toEqual(["truncated"]);
+      for (const sizes of [[1 << 20], [9]]) {
+        const { output, reencoder } = reencode("anthropic", body, sizes);
+        expect(decodeBytes("anthropic", output).toolCalls.filter((call) => call.arguments !== null)).toEqual([]);
+        expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "truncated" }));
+      }
+    }
+  });
+});
+
 describe("A body that ends inside an event, after its data", () => {
   it("gets the event terminated, so that calls still held and written after it do not run into it", async () => {
     const { a } = await import("../helpers/anthropic-events.js");

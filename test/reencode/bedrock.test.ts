@@ -150,6 +150,18 @@ describe("Bedrock quirks", () => {
     expect(reencoder.repairs).toEqual(expect.arrayContaining([expect.objectContaining({ action: "withheld", code: "truncated" }), expect.objectContaining({ action: "rewritten", code: "minted_id" })]));
   });
 
+  it("any other block started at a held call's index cuts the call, as in the decoder", () => {
+    for (const second of [ev("contentBlockStart", { contentBlockIndex: 3, start: {} }), ev("contentBlockStart", { contentBlockIndex: 3, start: { toolUse: { toolUseId: "srv_1", name: "web_search", type: "server_tool_use" } } })]) {
+      const events = [messageStart, start(3, "tooluse_x", "rm"), second, input(3, '{"path":"/"}'), stop(3), messageStop("tool_use"), metadata];
+      const original = decodeBytes("bedrock", encodeEventStreamBytes(events));
+      expect(original.toolCalls.find((call) => call.id === "tooluse_x")?.error?.code).toBe("truncated");
+      const { output, reencoder } = reencode("bedrock", encodeEventStreamBytes(events));
+      expect(runnable(decodeBytes("bedrock", output))).toEqual(runnable(original));
+      expect(runnable(decodeBytes("bedrock", output)).map((call) => call.id)).not.toContain("tooluse_x");
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", code: "truncated" }));
+    }
+  });
+
   it("a second messageStart inside a held call changes nothing: the decoder goes on in the same turn, and so does the call", () => {
     const events = [messageStart, start(0, "tooluse_a", "read"), input(0, '{"path":'), messageStart, input(0, '"a"}'), stop(0), messageStop("tool_use"), metadata];
     const { output, reencoder } = reencode("bedrock", encodeEventStreamBytes(events));

@@ -568,7 +568,11 @@ export function checkReencoded(original: DecodeRun, reencoded: DecodeRun): Viola
   if (!a) return [];
   if (!b) return [violation("reencode_roundtrip", `the re-encoded stream did not decode: ${reencoded.thrown?.message ?? "no turn"}`, "no_turn")];
   const found: Violation[] = [];
-  const cutBehind = (call: ToolCall): boolean => b.finishReason === "length" && call.error?.cause === "max_tokens";
+  // Under a length stop the decoder reads the last call as cut even when the re-encoder re-sent it
+  // whole (it was complete in the original because a later call, now withheld, followed it): a
+  // client reads it as sent. The stop is told by the call's cause, since an error after [DONE]
+  // makes the turn's own finish reason "error".
+  const cutBehind = (call: ToolCall): boolean => call.error?.cause === "max_tokens";
   const delivered = b.toolCalls.map((call) => {
     let args: unknown = call.arguments;
     if (cutBehind(call)) {

@@ -40,8 +40,8 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   let started = false;
   let stopped = false;
   let stopReason: string | null = null;
-  let afterStop: { count: number; firstType: string } | null = null;
-  let afterError: { count: number; firstType: string } | null = null;
+  /** Events ignored after the stream ended, per diagnostic code: the first one's type and a count. */
+  const ignoredAfterEnd = new Map<string, { count: number; firstType: string }>();
   let usage: Record<string, unknown> = {};
 
   const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
@@ -265,6 +265,18 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     turn.diagnostic({ code: "stream_error", severity: "error", message: `The provider sent an error event: ${stringField(error, "message") ?? "(no message)"}.`, data });
   };
 
+  /** Reported once, with a count: a concatenation of several responses would otherwise flood the turn. */
+  const ignoreAfterEnd = (code: string, end: string, type: string): void => {
+    const seen = ignoredAfterEnd.get(code);
+    if (seen) {
+      seen.count++;
+      return;
+    }
+    const first = { count: 1, firstType: type };
+    ignoredAfterEnd.set(code, first);
+    warn(code, `Events arrived after ${end} (the first: ${type}); they were ignored.`, first);
+  };
+
   const push = (event: ProviderEvent): void => {
     const data = event.data;
     if (!isPlainObject(data)) {
@@ -275,23 +287,12 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     const rawType = data.type;
     const type = typeof rawType === "string" ? rawType : (event.event ?? "unknown");
     if (stopped && type !== "ping") {
-      // Reported once, with a count: a concatenation of several responses would otherwise flood the turn.
-      if (afterStop) {
-        afterStop.count++;
-      } else {
-        afterStop = { count: 1, firstType: type };
-        warn("event_after_message_stop", `Events arrived after message_stop (the first: ${type}); they were ignored.`, afterStop);
-      }
+      ignoreAfterEnd("event_after_message_stop", "message_stop", type);
       return;
     }
     // An error event ends the stream (the SDKs raise it): what follows is not the model's turn.
     if (turn.hasError && type !== "ping") {
-      if (afterError) {
-        afterError.count++;
-      } else {
-        afterError = { count: 1, firstType: type };
-        warn("event_after_error", `Events arrived after the stream's error event (the first: ${type}); they were ignored.`, afterError);
-      }
+      ignoreAfterEnd("event_after_error", "the stream's error event", type);
       return;
     }
     switch (type) {

@@ -46,8 +46,10 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   error: "error",
 };
 
-/** Keys of a `tool_calls[]` entry that the decoder interprets; any other key is kept in providerFields. */
-/** The keys of a tool_calls entry the decoder reads itself (a comparison chain: this runs per fragment). */
+/**
+ * The keys of a `tool_calls[]` entry the decoder interprets; any other key is kept in
+ * providerFields. A comparison chain: this runs per fragment.
+ */
 function isEntryKey(key: string): boolean {
   return key === "index" || key === "function" || key === "id" || key === "type" || key === "custom";
 }

@@ -109,7 +109,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
     const outputIndex = Number.isInteger(data.output_index) ? (data.output_index as number) : null;
     const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
-    if (type === "response.output_item.added" && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
+    if (type === "response.output_item.added" && isCallItem(data.item)) {
       const itemId = nonEmptyString(data.item.id);
       if (itemId !== null ? this.addedIds.has(itemId) : outputIndex !== null && this.heldByIndex.has(outputIndex)) {
         // The decoder ignores it (item_added_twice): the item's events go on to the one added first.
@@ -133,7 +133,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
       }
       return;
     }
-    if (type === "response.output_item.done" && isPlainObject(data.item) && (data.item.type === "function_call" || data.item.type === "custom_tool_call")) {
+    if (type === "response.output_item.done" && isCallItem(data.item)) {
       // A call item that arrives whole, never added: the decoder decided it with this event, and
       // it goes out as that verdict says, like any held item.
       const item = data.item;
@@ -261,7 +261,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
     const byItem = new Map<unknown, ToolCall>();
     for (const call of this.tap.log) if (call.providerFields?.itemId !== undefined && !byItem.has(call.providerFields.itemId)) byItem.set(call.providerFields.itemId, call);
     for (const item of output) {
-      if (!isPlainObject(item) || (item.type !== "function_call" && item.type !== "custom_tool_call")) continue;
+      if (!isCallItem(item)) continue;
       const itemId = nonEmptyString(item.id);
       if (itemId === null || this.streamedIds.has(itemId) || this.changed.has(itemId)) continue;
       const call = byItem.get(itemId);
@@ -271,8 +271,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
         this.changed.set(itemId, []);
       } else if (!decodedAsSent(call) || item.call_id !== call.id) {
         const custom = item.type === "custom_tool_call";
-        const args = custom ? String(call.arguments.input ?? "") : JSON.stringify(call.arguments);
-        this.changed.set(itemId, [{ ...item, call_id: call.id, name: call.name, [custom ? "input" : "arguments"]: args, status: "completed" }]);
+        this.changed.set(itemId, [callItem(item, call, custom, itemArguments(call, custom), "completed")]);
         this.tap.rewritten(call);
       }
     }
@@ -291,17 +290,17 @@ class OpenAIResponsesReencoder extends SseReencoder {
     // decoder keeps the call it opened, and the re-sent item must read as that call).
     const custom = held.item.type === "custom_tool_call";
     const base: Record<string, unknown> = { ...held.item, ...doneItem, ...(itemId !== null ? { id: itemId } : {}), type: custom ? "custom_tool_call" : "function_call" };
-    const args = custom ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
+    const args = itemArguments(call, custom);
     const field = custom ? "input" : "arguments";
     const events = custom ? "response.custom_tool_call_input" : "response.function_call_arguments";
-    const item = { ...base, call_id: call.id, name: call.name, [field]: args, status: "completed" };
+    const item = callItem(base, call, custom, args, "completed");
     const seq = (n: number): Record<string, unknown> => {
       const value = held.sequence[Math.min(n, held.sequence.length - 1)];
       return value === undefined ? {} : { sequence_number: value };
     };
     const at = outputIndex === null ? {} : { output_index: outputIndex };
     const ids = { ...(itemId ? { item_id: itemId } : {}), ...at };
-    out.push(sseText({ type: "response.output_item.added", ...seq(0), ...at, item: { ...base, call_id: call.id, name: call.name, [field]: "", status: "in_progress" } }, "response.output_item.added"));
+    out.push(sseText({ type: "response.output_item.added", ...seq(0), ...at, item: callItem(base, call, custom, "", "in_progress") }, "response.output_item.added"));
     out.push(sseText({ type: `${events}.delta`, ...seq(1), ...ids, delta: args }, `${events}.delta`));
     out.push(sseText({ type: `${events}.done`, ...seq(2), ...ids, [field]: args }, `${events}.done`));
     out.push(sseText({ type: "response.output_item.done", ...seq(3), ...at, item }, "response.output_item.done"));
@@ -335,6 +334,21 @@ function matcherOf(held: HeldItem): CallMatcher {
   if (itemId !== null) return (call) => call.providerFields?.itemId === itemId;
   if (held.outputIndex !== null) return held.outputIndex;
   return (call) => call.providerIndex === undefined && call.providerFields?.itemId === undefined;
+}
+
+/** A `function_call` or `custom_tool_call` item: one the decoder reads as a call. */
+function isCallItem(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && (value.type === "function_call" || value.type === "custom_tool_call");
+}
+
+/** The call's arguments as its item carries them: JSON text, or a custom tool's raw input. */
+function itemArguments(call: ToolCall, custom: boolean): string {
+  return custom ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
+}
+
+/** `base` as the item of the call toolwire decoded, carrying `args`. */
+function callItem(base: Record<string, unknown>, call: ToolCall, custom: boolean, args: string, status: "in_progress" | "completed"): Record<string, unknown> {
+  return { ...base, call_id: call.id, name: call.name, [custom ? "input" : "arguments"]: args, status };
 }
 
 function nonEmptyString(value: unknown): string | null {

@@ -37,6 +37,12 @@ const reuseRatios = reuseAt >= 0 ? args[reuseAt + 1] : undefined;
 const reusePeersAt = args.indexOf("--reuse-peers");
 /** Takes the peer rows (and their versions) from an earlier run's JSON instead of measuring them. */
 const reusePeers = reusePeersAt >= 0 ? args[reusePeersAt + 1] : undefined;
+/** An earlier run's results, read once (before this run may overwrite the same file). */
+function earlierRun(path: string | undefined): BenchResults | null {
+  return path === undefined ? null : (JSON.parse(readFileSync(path, "utf8")) as BenchResults);
+}
+const earlierRatios = earlierRun(reuseRatios);
+const earlierPeers = reusePeers === reuseRatios ? earlierRatios : earlierRun(reusePeers);
 const PROCESSES = quick ? 1 : Number(process.env.TOOLWIRE_BENCH_PROCESSES ?? 3);
 /** Processes per peer configuration (a peer that spends its budget is not repeated). */
 const PEER_PROCESSES = Number(process.env.TOOLWIRE_BENCH_PEER_PROCESSES ?? PROCESSES);
@@ -236,18 +242,18 @@ log(`toolwire benchmark: node ${process.version}, ${PROCESSES} process(es) per c
 log("cold import:");
 const cold = measureColdImport();
 log("CPU ratios to the baseline:");
-const ratios = reuseRatios ? (JSON.parse(readFileSync(reuseRatios, "utf8")) as BenchResults).ratios : measureRatios();
+const ratios = earlierRatios ? earlierRatios.ratios : measureRatios();
 log("memory:");
 const memory = measureMemory();
 const stream50 = measureStream50();
 log(reusePeers ? `peers taken from ${reusePeers}` : withPeers ? "peers (official SDKs, AI SDK), each with a CPU budget:" : "peers skipped (--no-peers)");
-const peers = reusePeers ? (JSON.parse(readFileSync(reusePeers, "utf8")) as BenchResults).peers : withPeers ? measurePeers() : [];
+const peers = earlierPeers ? earlierPeers.peers : withPeers ? measurePeers() : [];
 const results: BenchResults = {
   version: 1,
   date: new Date().toISOString().slice(0, 10),
   node: process.version,
   machine: machine(),
-  processesPerConfiguration: reuseRatios ? (JSON.parse(readFileSync(reuseRatios, "utf8")) as BenchResults).processesPerConfiguration : PROCESSES,
+  processesPerConfiguration: earlierRatios ? earlierRatios.processesPerConfiguration : PROCESSES,
   peerProcesses: PEER_PROCESSES,
   quick,
   peerBudgetMs: PEER_BUDGET_MS,

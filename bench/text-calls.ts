@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import type { DecoderOptions } from "../src/types.js";
 import { chunkBytes } from "./fixtures.js";
@@ -8,21 +10,25 @@ import { cpuMs, median } from "./cpu.js";
  * `<`, `[` and `{`, the characters markers start with) in Chat Completions deltas of 1 to 32
  * characters, ending with two Hermes calls, decoded from bytes with `textCalls: "auto"` and
  * without. Two streams: 1 MB of SSE bytes (the headline), and 1 MB of text (about 10 MB of SSE).
- * CPU time (process.cpuUsage). Each run is a pair of samples, one with extraction and one without,
- * taken back to back in alternating order; the ratio is the median of the pairs' ratios, so that
- * load that drifts over seconds (a shared machine) weighs on both sides of a pair alike.
  *
- *   npm run build && node dist/bench/text-calls.js      (TOOLWIRE_BENCH_RUNS=N for N pairs)
+ * Each side runs in processes of its own, as the other benchmarks do: in one process the two
+ * sides share the JIT's type feedback, so each is measured in code optimized for both (measured:
+ * the ratio read 1.07–1.16x in one process against 1.02–1.10x apart, on the same code). A pair is
+ * one process with extraction and one without, started back to back in alternating order; each
+ * reports the median CPU time (process.cpuUsage) of its samples after warming up, and the ratio is
+ * the median of the pairs' ratios, so that load that drifts over seconds (a shared machine) weighs
+ * on both sides of a pair alike.
  *
- * No forced gc() between runs (as in bench/run.ts): it shrinks the young generation and makes the
- * next run's allocation pattern, not its work, dominate. Worse here: a full collection while no
- * decoder is alive frees the hidden classes the optimized decoding code was specialized on, so the
- * next sample runs deoptimized code and pays for recompiling it (measured: with gc() before each
- * sample the ratio read 1.20–1.29x, against 1.04–1.08x without).
+ *   npm run build && node dist/bench/text-calls.js      (TOOLWIRE_BENCH_PAIRS=N for N pairs)
+ *
+ * No forced gc() between samples (as in bench/run.ts): a full collection while no decoder is
+ * alive frees the hidden classes the optimized decoding code was specialized on, so the next
+ * sample runs deoptimized code and pays for recompiling it.
  */
 
 const MB = 1024 * 1024;
-const RUNS = Number(process.env.TOOLWIRE_BENCH_RUNS ?? 21);
+const PAIRS = Number(process.env.TOOLWIRE_BENCH_PAIRS ?? 11);
+const SAMPLES = 15;
 
 const PARAGRAPHS = [
   "The extractor reads every delta once. Text before a possible marker is passed on at once, and only a suffix that could still start a marker is held back. ",
@@ -66,15 +72,42 @@ function decodeOnce(chunks: Uint8Array[], options: DecoderOptions): number {
   return decoder.finish().toolCalls.length;
 }
 
-/** Decodes the stream `times` times: a sample long enough (about 100 ms) for CPU time to be steady. */
-function decodeTimes(chunks: Uint8Array[], options: DecoderOptions, times: number): void {
-  for (let i = 0; i < times; i++) decodeOnce(chunks, options);
-}
-
 /** A stream of about `bytes` SSE bytes. */
 export function streamOfBytes(bytes: number): string {
   // About 150 bytes of chunk envelope per delta of 16.5 characters on average.
   return sseBody(assistantText(Math.round((bytes / 166) * 16.5)));
+}
+
+type StreamName = "1 MB stream" | "1 MB of text";
+
+function streamNamed(name: StreamName): string {
+  return name === "1 MB stream" ? streamOfBytes(MB) : sseBody(assistantText(MB));
+}
+
+/** One side, in this process: the median CPU ms of one decode, after warming up. */
+function measureSide(name: StreamName, extract: boolean): number {
+  const chunks = chunkBytes(streamNamed(name));
+  const options: DecoderOptions = extract ? { textCalls: "auto" } : {};
+  if (decodeOnce(chunks, options) !== (extract ? 2 : 0)) throw new Error("bench stream does not decode as expected");
+  // Samples of about 100 ms, so that CPU time is steady, the same number of decodes on both sides
+  // (a count measured per process would differ between them); warm-up until the JIT has settled.
+  const times = name === "1 MB stream" ? 30 : 3;
+  for (let i = 0; i < 10 * times; i++) decodeOnce(chunks, options);
+  const samples: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    samples.push(
+      cpuMs(() => {
+        for (let k = 0; k < times; k++) decodeOnce(chunks, options);
+      }) / times,
+    );
+  }
+  return median(samples);
+}
+
+function sideInProcess(name: StreamName, extract: boolean): number {
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--side", name, extract ? "on" : "off"], { encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`benchmark process failed (${name}, ${extract ? "on" : "off"}):\n${child.stderr}`);
+  return Number(child.stdout.trim());
 }
 
 export interface TextCallsBenchResult {
@@ -85,30 +118,21 @@ export interface TextCallsBenchResult {
   ratio: number;
   minRatio: number;
   maxRatio: number;
+  pairs: number;
   bytes: number;
   textChars: number;
 }
 
-export function runTextCallsBench(body: string): TextCallsBenchResult {
-  const chunks = chunkBytes(body);
-  const on: DecoderOptions = { textCalls: "auto" };
-  if (decodeOnce(chunks, on) !== 2 || decodeOnce(chunks, {}) !== 0) throw new Error("bench stream does not decode as expected");
-  // Warm-up: both paths until the JIT has settled.
-  for (let i = 0; i < 10; i++) {
-    decodeOnce(chunks, {});
-    decodeOnce(chunks, on);
-  }
-  const once = cpuMs(() => decodeOnce(chunks, {}));
-  const times = Math.max(1, Math.round(100 / Math.max(once, 0.1)));
+export function runTextCallsBench(name: StreamName, pairs = PAIRS): TextCallsBenchResult {
   const offTimes: number[] = [];
   const onTimes: number[] = [];
   const ratios: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
+  for (let i = 0; i < pairs; i++) {
     // Alternate the order within the pair, so that neither side always runs first.
     const order = i % 2 === 0 ? ([false, true] as const) : ([true, false] as const);
     const pair = { off: 0, on: 0 };
     for (const extract of order) {
-      const ms = cpuMs(() => decodeTimes(chunks, extract ? on : {}, times)) / times;
+      const ms = sideInProcess(name, extract);
       if (extract) pair.on = ms;
       else pair.off = ms;
     }
@@ -116,15 +140,16 @@ export function runTextCallsBench(body: string): TextCallsBenchResult {
     onTimes.push(pair.on);
     ratios.push(pair.on / pair.off);
   }
-  const textChars = decodeTextLength(chunks);
+  const body = streamNamed(name);
   return {
     off: median(offTimes),
     on: median(onTimes),
     ratio: median(ratios),
     minRatio: Math.min(...ratios),
     maxRatio: Math.max(...ratios),
+    pairs,
     bytes: body.length,
-    textChars,
+    textChars: decodeTextLength(chunkBytes(body)),
   };
 }
 
@@ -135,14 +160,16 @@ function decodeTextLength(chunks: Uint8Array[]): number {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const [label, body] of [
-    ["1 MB stream", streamOfBytes(MB)],
-    ["1 MB of text", sseBody(assistantText(MB))],
-  ] as const) {
-    const result = runTextCallsBench(body);
-    console.log(`${label}: ${(result.bytes / MB).toFixed(2)} MB of SSE, ${(result.textChars / MB).toFixed(2)} M characters of text, ${RUNS} pairs of runs, CPU time median`);
-    console.log(`  textCalls off:  ${result.off.toFixed(1)} ms`);
-    console.log(`  textCalls auto: ${result.on.toFixed(1)} ms`);
-    console.log(`  ratio: ${result.ratio.toFixed(3)}x (median of pairs; pairs ${result.minRatio.toFixed(3)}–${result.maxRatio.toFixed(3)}; target ≤ 1.05x)`);
+  const side = process.argv.indexOf("--side");
+  if (side >= 0) {
+    console.log(measureSide(process.argv[side + 1] as StreamName, process.argv[side + 2] === "on"));
+  } else {
+    for (const name of ["1 MB stream", "1 MB of text"] as const) {
+      const result = runTextCallsBench(name);
+      console.log(`${name}: ${(result.bytes / MB).toFixed(2)} MB of SSE, ${(result.textChars / MB).toFixed(2)} M characters of text, ${result.pairs} pairs of processes, CPU time median`);
+      console.log(`  textCalls off:  ${result.off.toFixed(2)} ms`);
+      console.log(`  textCalls auto: ${result.on.toFixed(2)} ms`);
+      console.log(`  ratio: ${result.ratio.toFixed(3)}x (median of pairs; pairs ${result.minRatio.toFixed(3)}–${result.maxRatio.toFixed(3)}; target ≤ 1.05x)`);
+    }
   }
 }

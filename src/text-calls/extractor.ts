@@ -11,7 +11,7 @@ import {
   type ParseContext,
 } from "./parsers.js";
 import { PythonicParser } from "./pythonic.js";
-import { isWs, matchAt, PARTIAL } from "./scan.js";
+import { isWs, PARTIAL } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
 
 /** Where the extractor sends what it reads: plain text, and calls with their argument text. */
@@ -50,28 +50,84 @@ function markerEnabled(marker: Marker, syntaxes: ReadonlySet<TextCallSyntaxName>
   return syntaxes.has(marker.syntax);
 }
 
-interface MarkerTable {
-  markers: readonly Marker[];
-  firstChars: string;
-  pairCodes: readonly number[];
+/**
+ * Every marker begins with `<` or `[`, and the character after it is one of few: the per-delta
+ * scan searches for those two characters with native, constant-pattern searches (measured faster
+ * than a search for a pattern held in a variable) and rejects by the next character the `<` and
+ * `[` of ordinary text ("a < b", "Array<T>", "[1]", "<em>"). A test holds these to MARKERS.
+ */
+export function mayFollowAngle(code: number): boolean {
+  return code === 116 || code === 102 || code === 124 || code === 0xff5c; // t f | ｜
 }
 
-/** Per set of syntaxes (resolved options share theirs): built once, not for every text block. */
-const markerTables = new WeakMap<ReadonlySet<TextCallSyntaxName>, MarkerTable>();
+export function mayFollowBracket(code: number): boolean {
+  return code === 84; // T
+}
 
-function markerTableFor(syntaxes: ReadonlySet<TextCallSyntaxName>): MarkerTable {
-  let table = markerTables.get(syntaxes);
-  if (!table) {
-    const markers = MARKERS.filter((marker) => markerEnabled(marker, syntaxes));
-    table = {
-      markers,
-      firstChars: [...new Set(markers.map((m) => m.literal[0] as string))].join(""),
-      pairCodes: [...new Set(markers.map((m) => m.literal.charCodeAt(0) * 65536 + m.literal.charCodeAt(1)))],
-    };
-    markerTables.set(syntaxes, table);
+/**
+ * The enabled markers as a trie over their characters: a marker is found, or ruled out, in the
+ * few characters it shares with the text ("<|endoftext|>" fails at its third), without comparing
+ * it with each marker in turn. No marker is a prefix of another (a test holds this).
+ */
+interface MarkerTrie {
+  next: Map<number, MarkerTrie>;
+  marker: Marker | null;
+}
+
+function trieOf(markers: readonly Marker[]): MarkerTrie {
+  const root: MarkerTrie = { next: new Map(), marker: null };
+  for (const marker of markers) {
+    let node = root;
+    for (let k = 0; k < marker.literal.length; k++) {
+      const code = marker.literal.charCodeAt(k);
+      let child = node.next.get(code);
+      if (!child) {
+        child = { next: new Map(), marker: null };
+        node.next.set(code, child);
+      }
+      node = child;
+    }
+    node.marker = marker;
   }
-  return table;
+  return root;
 }
+
+/**
+ * Per set of syntaxes, built once: options objects (with the caller's tools) are resolved anew for
+ * each decoder, so the set itself is no key. There are few distinct sets in a process.
+ */
+const markerTries = new Map<string, MarkerTrie>();
+
+function markerTrieFor(syntaxes: ReadonlySet<TextCallSyntaxName>): MarkerTrie {
+  const key = [...syntaxes].sort().join(",");
+  let trie = markerTries.get(key);
+  if (!trie) {
+    trie = trieOf(MARKERS.filter((marker) => markerEnabled(marker, syntaxes)));
+    markerTries.set(key, trie);
+  }
+  return trie;
+}
+
+/**
+ * Walks the trie from `node` over `s` from `k`: the node of the marker found there, the node
+ * reached when `s` ends first (a marker may still follow), or null when `s` leaves every marker.
+ */
+function walk(node: MarkerTrie, s: string, k: number): MarkerTrie | null {
+  for (let j = k; j < s.length; j++) {
+    const child = node.next.get(s.charCodeAt(j));
+    if (child === undefined) return null;
+    if (child.marker !== null) return child;
+    node = child;
+  }
+  return node;
+}
+
+/** What `plainScan` finds besides the position of a marker start at the end of the text. */
+const PLAIN = -1;
+const NOT_PLAIN = -2;
+
+/** The literals of every marker, for tests. */
+export const MARKER_LITERALS: readonly string[] = MARKERS.map((m) => m.literal);
 
 /** The longest marker: no more than this many characters of plain text are ever held back. */
 export const LONGEST_MARKER = Math.max(...MARKERS.map((m) => m.literal.length));
@@ -85,12 +141,16 @@ export const LONGEST_MARKER = Math.max(...MARKERS.map((m) => m.literal.length));
  */
 export class TextCallExtractor implements ParseContext {
   private pending = "";
+  /**
+   * When `pending` is the start of a marker held between calls (the text ended inside it), the
+   * trie node it leads to: the next delta continues the walk from there.
+   */
+  private heldNode: MarkerTrie | null = null;
   private parser: CallParser | null = null;
-  private readonly markers: readonly Marker[];
-  private readonly firstChars: string;
-  /** First and second character codes of the markers, as `first * 65536 + second`. */
-  private readonly pairCodes: readonly number[];
-  private readonly usualFirstChars: boolean;
+  private readonly markers: MarkerTrie;
+  /** Whether some enabled marker begins with `<`, and with `[`. */
+  private readonly angle: boolean;
+  private readonly bracket: boolean;
   /** Text read by the active parser since the last mark: emitted as text when the parser rejects. */
   private heldRaw = "";
   private rawFrom = 0;
@@ -104,11 +164,9 @@ export class TextCallExtractor implements ParseContext {
     private readonly options: ResolvedTextCallOptions,
     private readonly sink: TextCallSink,
   ) {
-    const table = markerTableFor(options.syntaxes);
-    this.markers = table.markers;
-    this.firstChars = table.firstChars;
-    this.usualFirstChars = table.firstChars === "<[";
-    this.pairCodes = table.pairCodes;
+    this.markers = markerTrieFor(options.syntaxes);
+    this.angle = this.markers.next.has(60);
+    this.bracket = this.markers.next.has(91);
   }
 
   /** Calls this extractor opened so far. */
@@ -125,21 +183,79 @@ export class TextCallExtractor implements ParseContext {
   }
 
   /**
-   * True when `text` is plain text the caller may pass on itself, as it is (the extractor is
-   * between calls, holds nothing, and `text` cannot start a marker): the per-delta fast path.
+   * Reads one delta. True when `text` is plain text the caller passes on itself, as it is (the
+   * extractor is between calls, holds nothing, and `text` holds no marker and ends in no start
+   * of one): the per-delta fast path, one scan and no allocation. Otherwise the extractor has
+   * taken the text and sends it on through its sink.
    */
-  passesThrough(text: string): boolean {
-    return this.parser === null && this.pending.length === 0 && !this.atStart && !this.ended && !this.mayStartMarker(text);
+  read(text: string): boolean {
+    if (this.parser !== null || this.pending.length !== 0 || this.atStart || this.ended) {
+      this.take(text);
+      return false;
+    }
+    const start = this.plainScan(text);
+    if (start === PLAIN) return true;
+    if (start === NOT_PLAIN) this.take(text);
+    else this.hold(text, start);
+    return false;
   }
 
+  /** Reads one delta; everything it passes on goes through the sink. */
   push(text: string): void {
-    if (this.passesThrough(text)) {
-      if (text.length > 0) this.sink.text(text);
-      return;
+    if (this.read(text) && text.length > 0) this.sink.text(text);
+  }
+
+  /** The trie node of the marker start `plainScan` found at the end of its text. */
+  private scanNode: MarkerTrie | null = null;
+
+  /**
+   * Between calls: PLAIN when `text` holds no marker and ends in no start of one; the position of
+   * the start of a marker that the text ends in (its node in `scanNode`); NOT_PLAIN when the
+   * text holds a whole marker.
+   */
+  private plainScan(text: string): number {
+    const n = text.length;
+    let start: number = PLAIN;
+    if (this.angle) {
+      for (let k = text.indexOf("<"); k >= 0; k = text.indexOf("<", k + 1)) {
+        // Most `<` in text start no marker ("a < b", "Array<T>", "<em>"): the next character says so.
+        if (k + 1 < n && !mayFollowAngle(text.charCodeAt(k + 1))) continue;
+        const found = walk(this.markers, text, k);
+        if (found === null) continue;
+        if (found.marker !== null) return NOT_PLAIN;
+        start = k;
+        this.scanNode = found;
+        break;
+      }
     }
+    if (this.bracket) {
+      for (let k = text.indexOf("["); k >= 0 && (start === PLAIN || k < start); k = text.indexOf("[", k + 1)) {
+        if (k + 1 < n && !mayFollowBracket(text.charCodeAt(k + 1))) continue;
+        const found = walk(this.markers, text, k);
+        if (found === null) continue;
+        if (found.marker !== null) return NOT_PLAIN;
+        start = k;
+        this.scanNode = found;
+        break;
+      }
+    }
+    return start;
+  }
+
+  /** Passes on the text before `start` and holds the rest, the start of a marker (`scanNode`). */
+  private hold(text: string, start: number): void {
+    if (start > 0) this.sink.text(text.slice(0, start));
+    this.pending = start === 0 ? text : text.slice(start);
+    this.heldNode = this.scanNode;
+  }
+
+  /** Text for the general scan, when `read` could not settle it alone. */
+  private take(text: string): void {
     if (this.ended || text.length === 0) return;
+    if (this.parser === null && !this.atStart && this.heldNode !== null && this.releaseHeld(text)) return;
     const s = this.pending.length > 0 ? this.pending + text : text;
     this.pending = "";
+    this.heldNode = null;
     this.rawFrom = 0;
     let i = 0;
     while (i < s.length) {
@@ -172,6 +288,22 @@ export class TextCallExtractor implements ParseContext {
   }
 
   /**
+   * The held start of a marker ("a <" held "<") meets the next text. Most often the text does not
+   * continue it: the held text was plain, and goes on with `text` when `text` is plain too. False
+   * when the general scan must decide (the walk goes on, or a marker may start elsewhere).
+   */
+  private releaseHeld(text: string): boolean {
+    const held = this.pending;
+    // A marker could also start inside the held text, after its first character: rare, left to the scan.
+    if (held.indexOf("<", 1) >= 0 || held.indexOf("[", 1) >= 0) return false;
+    if (walk(this.heldNode as MarkerTrie, text, 0) !== null || this.plainScan(text) !== PLAIN) return false;
+    this.pending = "";
+    this.heldNode = null;
+    this.sink.text(held + text);
+    return true;
+  }
+
+  /**
    * The text is over. Held text is passed on; a call still open is closed as not complete with
    * `cause` (its end never came).
    */
@@ -187,6 +319,7 @@ export class TextCallExtractor implements ParseContext {
     }
     this.parser = null;
     this.pending = "";
+    this.heldNode = null;
     this.heldRaw = "";
   }
 
@@ -249,17 +382,26 @@ export class TextCallExtractor implements ParseContext {
     const n = s.length;
     // Plain text is passed on as one slice (or `s` itself), not piece by piece around each `<`.
     const from = i;
-    while (i < n) {
-      const k = this.nextCandidate(s, i);
-      if (k < 0) break;
-      const marker = this.markerAt(s, k);
-      if (marker === null) {
-        i = k + 1;
-        continue;
+    let angle = this.angle ? s.indexOf("<", i) : -1;
+    let bracket = this.bracket ? s.indexOf("[", i) : -1;
+    while (angle >= 0 || bracket >= 0) {
+      let k: number;
+      if (bracket < 0 || (angle >= 0 && angle < bracket)) {
+        k = angle;
+        angle = s.indexOf("<", k + 1);
+        if (k + 1 < n && !mayFollowAngle(s.charCodeAt(k + 1))) continue;
+      } else {
+        k = bracket;
+        bracket = s.indexOf("[", k + 1);
+        if (k + 1 < n && !mayFollowBracket(s.charCodeAt(k + 1))) continue;
       }
+      const found = walk(this.markers, s, k);
+      if (found === null) continue;
       if (k > from) this.emit(s.slice(from, k));
-      if (marker === PARTIAL) {
+      const marker = found.marker;
+      if (marker === null) {
         this.pending = s.slice(k);
+        this.heldNode = found;
         return n;
       }
       this.activate(marker.create(), k);
@@ -269,45 +411,10 @@ export class TextCallExtractor implements ParseContext {
     return n;
   }
 
-  /**
-   * Whether `text` may hold the start of a marker: a whole one, or the start of one that the text
-   * ends in. No allocation: the `<` and `[` of ordinary text ("a < b", "Array<T>", "[1]", "<tag>")
-   * are rejected here without leaving the fast path.
-   */
-  private mayStartMarker(text: string): boolean {
-    const firstChars = this.firstChars;
-    // The usual set ("<" and "["): two native searches settle most deltas.
-    if (this.usualFirstChars && text.indexOf("<") < 0 && text.indexOf("[") < 0) return false;
-    for (let f = 0; f < firstChars.length; f++) {
-      // indexOf is native: on text deltas it beats a loop over the characters.
-      for (let k = text.indexOf(firstChars[f] as string); k >= 0; k = text.indexOf(firstChars[f] as string, k + 1)) {
-        // A marker, or the start of one at the end of the text; "<tag>" or "<|endoftext|>" stay on the fast path.
-        if (this.markerAt(text, k) !== null) return true;
-      }
-    }
-    return false;
-  }
-
-  private nextCandidate(s: string, i: number): number {
-    let best = -1;
-    for (let f = 0; f < this.firstChars.length; f++) {
-      const k = s.indexOf(this.firstChars[f] as string, i);
-      if (k >= 0 && (best < 0 || k < best)) best = k;
-    }
-    return best;
-  }
-
   /** The marker starting at `k`, PARTIAL when the text ends inside one, null when none. */
   private markerAt(s: string, k: number): Marker | typeof PARTIAL | null {
-    // Most `<` and `[` in text start no marker: their first two characters say so at once.
-    if (k + 1 < s.length && !this.pairCodes.includes(s.charCodeAt(k) * 65536 + s.charCodeAt(k + 1))) return null;
-    let partial = false;
-    for (const marker of this.markers) {
-      const end = matchAt(s, k, marker.literal);
-      if (end >= 0) return marker;
-      if (end === PARTIAL) partial = true;
-    }
-    return partial ? PARTIAL : null;
+    const found = k < s.length ? walk(this.markers, s, k) : null;
+    return found === null ? null : (found.marker ?? PARTIAL);
   }
 
   // ---- ParseContext ------------------------------------------------------------------------------

@@ -41,17 +41,13 @@ export class TextCallRouter<Call> {
   text(block: TextBlock, text: string): boolean {
     // The block of the previous delta, without a map lookup or a closure: this runs per delta.
     const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, false);
-    if (extractor.passesThrough(text)) return true;
-    extractor.push(text);
-    return false;
+    return extractor.read(text);
   }
 
   /** Reads a reasoning delta; the return value is as for `text`. */
   reasoning(block: ReasoningBlock, text: string): boolean {
     const extractor = block === this.lastBlock ? (this.lastExtractor as TextCallExtractor) : this.channel(block, true);
-    if (extractor.passesThrough(text)) return true;
-    extractor.push(text);
-    return false;
+    return extractor.read(text);
   }
 
   /**

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { extractTextCalls, LONGEST_MARKER, TextCallExtractor, type ExtractedTextCall } from "../../src/text-calls/extractor.js";
+import { extractTextCalls, LONGEST_MARKER, MARKER_LITERALS, mayFollowAngle, mayFollowBracket, TextCallExtractor, type ExtractedTextCall } from "../../src/text-calls/extractor.js";
 import { resolveTextCallOptions, TextCallOptionsError, type TextCallSetting } from "../../src/text-calls/options.js";
 import { cutText, plainText, textCallDocument, wholeMessageTextCall, type TextCallDocument } from "../../src/testing/text-calls.js";
 import { isToolwireError } from "../../src/errors.js";
@@ -188,6 +188,52 @@ describe("safety", () => {
     const out = run(['{"type": "function", "other": ', '"', "a".repeat(10_000), '"}'], AUTO);
     expect(out.calls).toEqual([]);
     expect(out.maxHeld).toBeLessThan(40);
+  });
+});
+
+describe("the per-delta scan", () => {
+  it("searches for every marker: each begins with < or [, and its next character passes the scan's check", () => {
+    for (const literal of MARKER_LITERALS) {
+      const follows = literal[0] === "<" ? mayFollowAngle : literal[0] === "[" ? mayFollowBracket : null;
+      expect(follows, literal).not.toBeNull();
+      expect(follows?.(literal.charCodeAt(1)), literal).toBe(true);
+    }
+  });
+
+  it("no marker is a prefix of another (the trie stops at the first marker it completes)", () => {
+    for (const a of MARKER_LITERALS) for (const b of MARKER_LITERALS) if (a !== b) expect(b.startsWith(a), `${a} / ${b}`).toBe(false);
+  });
+
+  it("a held marker start that the next delta does not continue is passed on as text, with that delta", () => {
+    const seen: string[] = [];
+    const extractor = new TextCallExtractor(AUTO, { text: (t) => seen.push(t), open: () => undefined, args: () => undefined, close: () => undefined, diagnostic: () => undefined });
+    extractor.push("x"); // the start of the message, where bare JSON may begin, is read apart
+    expect(extractor.read("if a <")).toBe(false);
+    expect(extractor.heldBack).toBe(1);
+    expect(extractor.read(" b then")).toBe(false);
+    expect(extractor.heldBack).toBe(0);
+    expect(seen).toEqual(["x", "if a ", "< b then"]);
+    expect(extractor.read(" plain")).toBe(true);
+  });
+
+  it("<tag>, <|endoftext|> and [Table] are plain text without being held", () => {
+    const out = run(["x", "a <tag> b", " <|endoftext|> c", " [Table 1] d", " [T"]);
+    expect(out.text).toBe("xa <tag> b <|endoftext|> c [Table 1] d [T");
+    expect(out.maxHeld).toBe(2);
+  });
+
+  it("a marker that starts inside a held marker start is found", () => {
+    // "<|start|>assistant<|" may begin a harmony call; the Kimi call starts at its second "<".
+    const pieces = ["x <|start|>assistant<|", 'tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|> y'];
+    const out = run(pieces);
+    expect(summary(out.calls)).toEqual([call("f", "kimi-k2", { a: 1 })]);
+    expect(out.text).toBe(extractTextCalls(pieces.join(""), AUTO).text);
+  });
+
+  it("a [ start before a < start holds from the [", () => {
+    const out = run(["x", "see [T", "OOL_CALLS]f[ARGS]{}"], options(["mistral", "hermes"]));
+    expect(summary(out.calls)).toEqual([call("f", "mistral", {})]);
+    expect(out.text).toBe("xsee ");
   });
 });
 

@@ -12,8 +12,7 @@ import { cpuMs, median } from "./cpu.js";
  * without. Two streams: 1 MB of SSE bytes (the headline), and 1 MB of text (about 10 MB of SSE).
  *
  * Each side runs in processes of its own, as the other benchmarks do: in one process the two
- * sides share the JIT's type feedback, so each is measured in code optimized for both (measured:
- * the ratio read 1.07–1.16x in one process against 1.02–1.10x apart, on the same code). A pair is
+ * sides share the JIT's type feedback, so each would be measured in code optimized for both. A pair is
  * one process with extraction and one without, started back to back in alternating order; each
  * reports the median CPU time (process.cpuUsage) of its samples after warming up, and the ratio is
  * the median of the pairs' ratios, so that load that drifts over seconds (a shared machine) weighs

@@ -295,7 +295,7 @@ export class TextCallExtractor implements ParseContext {
   private releaseHeld(text: string): boolean {
     const held = this.pending;
     // A marker could also start inside the held text, after its first character: rare, left to the scan.
-    if (held.indexOf("<", 1) >= 0 || held.indexOf("[", 1) >= 0) return false;
+    if (held.length > 1 && (held.indexOf("<", 1) >= 0 || held.indexOf("[", 1) >= 0)) return false;
     if (walk(this.heldNode as MarkerTrie, text, 0) !== null || this.plainScan(text) !== PLAIN) return false;
     this.pending = "";
     this.heldNode = null;

@@ -214,32 +214,31 @@ export class TextCallExtractor implements ParseContext {
    * text holds a whole marker.
    */
   private plainScan(text: string): number {
-    const n = text.length;
-    let start: number = PLAIN;
-    if (this.angle) {
-      for (let k = text.indexOf("<"); k >= 0; k = text.indexOf("<", k + 1)) {
-        // Most `<` in text start no marker ("a < b", "Array<T>", "<em>"): the next character says so.
-        if (k + 1 < n && !mayFollowAngle(text.charCodeAt(k + 1))) continue;
-        const found = walk(this.markers, text, k);
-        if (found === null) continue;
-        if (found.marker !== null) return NOT_PLAIN;
-        start = k;
-        this.scanNode = found;
-        break;
-      }
+    // Constant patterns: measured faster than a search for a pattern held in a variable.
+    const angle = this.angle ? text.indexOf("<") : -1;
+    const bracket = this.bracket ? text.indexOf("[") : -1;
+    if (angle < 0 && bracket < 0) return PLAIN;
+    const start = angle < 0 ? PLAIN : this.markerStartFrom(text, angle, "<", mayFollowAngle, text.length);
+    if (start === NOT_PLAIN || bracket < 0) return start;
+    const before = this.markerStartFrom(text, bracket, "[", mayFollowBracket, start === PLAIN ? text.length : start);
+    return before === PLAIN ? start : before;
+  }
+
+  /**
+   * The first marker candidate from `k` (a `first` there) and before `limit`: NOT_PLAIN for a whole
+   * marker, the position of a marker start the text ends in (its node in `scanNode`), or PLAIN.
+   * Most candidates are dismissed by the character after them ("a < b", "Array<T>", "<em>", "[1]").
+   */
+  private markerStartFrom(text: string, k: number, first: string, follows: (code: number) => boolean, limit: number): number {
+    for (; k >= 0 && k < limit; k = text.indexOf(first, k + 1)) {
+      if (k + 1 < text.length && !follows(text.charCodeAt(k + 1))) continue;
+      const found = walk(this.markers, text, k);
+      if (found === null) continue;
+      if (found.marker !== null) return NOT_PLAIN;
+      this.scanNode = found;
+      return k;
     }
-    if (this.bracket) {
-      for (let k = text.indexOf("["); k >= 0 && (start === PLAIN || k < start); k = text.indexOf("[", k + 1)) {
-        if (k + 1 < n && !mayFollowBracket(text.charCodeAt(k + 1))) continue;
-        const found = walk(this.markers, text, k);
-        if (found === null) continue;
-        if (found.marker !== null) return NOT_PLAIN;
-        start = k;
-        this.scanNode = found;
-        break;
-      }
-    }
-    return start;
+    return PLAIN;
   }
 
   /** Passes on the text before `start` and holds the rest, the start of a marker (`scanNode`). */

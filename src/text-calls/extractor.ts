@@ -200,6 +200,14 @@ export class TextCallExtractor implements ParseContext {
     return false;
   }
 
+  /**
+   * True when `read(text)` would return true: `text` is plain text the caller may pass on itself.
+   * Reads nothing; a caller that goes on to `push` the text scans it twice, so prefer `read`.
+   */
+  passesThrough(text: string): boolean {
+    return this.parser === null && this.pending.length === 0 && !this.atStart && !this.ended && this.plainScan(text) === PLAIN;
+  }
+
   /** Reads one delta; everything it passes on goes through the sink. */
   push(text: string): void {
     if (this.read(text) && text.length > 0) this.sink.text(text);

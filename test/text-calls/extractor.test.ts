@@ -213,6 +213,9 @@ describe("the per-delta scan", () => {
     expect(extractor.read(" b then")).toBe(false);
     expect(extractor.heldBack).toBe(0);
     expect(seen).toEqual(["x", "if a ", "< b then"]);
+    expect(extractor.passesThrough(" plain")).toBe(true);
+    expect(extractor.passesThrough(" a <")).toBe(false);
+    expect(extractor.heldBack).toBe(0);
     expect(extractor.read(" plain")).toBe(true);
   });
 

@@ -9,7 +9,9 @@ import { cpuMs, median } from "./cpu.js";
  * The text-call extractor's cost on text-heavy streams: assistant text (prose, markdown, code with
  * `<`, `[` and `{`, the characters markers start with) in Chat Completions deltas of 1 to 32
  * characters, ending with two Hermes calls, decoded from bytes with `textCalls: "auto"` and
- * without. Two streams: 1 MB of SSE bytes (the headline), and 1 MB of text (about 10 MB of SSE).
+ * without. Three streams: 1 MB of SSE bytes (the headline), 1 MB of such text (about 10 MB of
+ * SSE), and for comparison 1 MB of SSE bytes of ordinary prose (no code; a link now and then) in
+ * token-sized deltas.
  *
  * Each side runs in processes of its own, as the other benchmarks do: in one process the two
  * sides share the JIT's type feedback, so each would be measured in code optimized for both. A pair is
@@ -37,9 +39,18 @@ const PARAGRAPHS = [
   "Ünïcödé text — with dashes, “quotes” and emoji 😀 — is handled as UTF-16 like the rest.\n\n",
 ];
 
-export function assistantText(chars: number): string {
+/** Ordinary assistant prose: sentences, a list, now and then a link; no code. */
+const PROSE = [
+  "Here is what I found after reading the three files you mentioned. The configuration loader reads the environment first and the file second, so a value set in both places comes from the file. ",
+  "That explains the behaviour you saw in staging, where the variable was set but ignored.\n\n",
+  "There are two ways to fix it:\n\n1. Swap the order in the loader, so that the environment wins, as the documentation says it should.\n2. Keep the order and update the documentation instead.\n\n",
+  "I would choose the first: it matches what users expect, and the change is small. The tests in the loader's suite cover both sources, so a regression would show up at once. ",
+  "See the [configuration guide](https://example.com/docs/config) for the intended precedence.\n\n",
+];
+
+export function assistantText(chars: number, paragraphs: readonly string[] = PARAGRAPHS): string {
   let text = "";
-  for (let i = 0; text.length < chars; i++) text += PARAGRAPHS[i % PARAGRAPHS.length];
+  for (let i = 0; text.length < chars; i++) text += paragraphs[i % paragraphs.length];
   return (
     text.slice(0, chars) +
     '\n<tool_call>\n{"name": "write_file", "arguments": {"path": "notes.md", "content": "done"}}\n</tool_call>\n' +
@@ -47,15 +58,15 @@ export function assistantText(chars: number): string {
   );
 }
 
-/** Deltas of 1 to 32 characters (deterministic), each one SSE chunk. */
-export function sseBody(text: string): string {
+/** Deltas of 1 to `longest` characters (deterministic), each one SSE chunk. */
+export function sseBody(text: string, longest = 32): string {
   const parts: string[] = [];
   const head = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1760000000, model: "bench" };
   parts.push(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`);
   let seed = 7;
   for (let i = 0; i < text.length; ) {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    const n = 1 + ((seed >>> 16) % 32);
+    const n = 1 + ((seed >>> 16) % longest);
     const piece = text.slice(i, i + n);
     i += n;
     parts.push(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
@@ -77,10 +88,15 @@ export function streamOfBytes(bytes: number): string {
   return sseBody(assistantText(Math.round((bytes / 166) * 16.5)));
 }
 
-type StreamName = "1 MB stream" | "1 MB of text";
+const STREAMS = ["1 MB stream", "1 MB of text", "1 MB stream of prose"] as const;
+type StreamName = (typeof STREAMS)[number];
 
 function streamNamed(name: StreamName): string {
-  return name === "1 MB stream" ? streamOfBytes(MB) : sseBody(assistantText(MB));
+  if (name === "1 MB stream") return streamOfBytes(MB);
+  if (name === "1 MB of text") return sseBody(assistantText(MB));
+  // Token-sized deltas (1 to 8 characters), as OpenAI-compatible servers send them: about 140
+  // bytes of envelope per delta of 4.5 characters.
+  return sseBody(assistantText(Math.round((MB / 145) * 4.5), PROSE), 8);
 }
 
 /** One side, in this process: the median CPU ms of one decode, after warming up. */
@@ -90,7 +106,7 @@ function measureSide(name: StreamName, extract: boolean): number {
   if (decodeOnce(chunks, options) !== (extract ? 2 : 0)) throw new Error("bench stream does not decode as expected");
   // Samples of about 100 ms, so that CPU time is steady, the same number of decodes on both sides
   // (a count measured per process would differ between them); warm-up until the JIT has settled.
-  const times = name === "1 MB stream" ? 30 : 3;
+  const times = name === "1 MB of text" ? 3 : 30;
   for (let i = 0; i < 10 * times; i++) decodeOnce(chunks, options);
   const samples: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
@@ -163,7 +179,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (side >= 0) {
     console.log(measureSide(process.argv[side + 1] as StreamName, process.argv[side + 2] === "on"));
   } else {
-    for (const name of ["1 MB stream", "1 MB of text"] as const) {
+    for (const name of STREAMS) {
       const result = runTextCallsBench(name);
       console.log(`${name}: ${(result.bytes / MB).toFixed(2)} MB of SSE, ${(result.textChars / MB).toFixed(2)} M characters of text, ${result.pairs} pairs of processes, CPU time median`);
       console.log(`  textCalls off:  ${result.off.toFixed(2)} ms`);

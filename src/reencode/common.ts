@@ -20,7 +20,11 @@ export class DecoderTap {
    * does not forward what toolwire could not check.
    */
   refused = false;
-  private readonly sink: CodecEvent[] = [];
+  /**
+   * What the decoder wrote for recent events: appended to, and emptied only once it is long, since
+   * emptying an array by setting its length is a runtime call that cost more than the event.
+   */
+  private sink: CodecEvent[] = [];
   private started = 0;
 
   constructor(
@@ -30,11 +34,21 @@ export class DecoderTap {
 
   /** Pushes one event; returns the calls it ended. */
   push(event: ProviderEvent): ToolCall[] {
-    this.sink.length = 0;
-    this.decoder.pushInto(event, this.sink);
+    if (this.sink.length > 256) this.sink = [];
+    const sink = this.sink;
+    const from = sink.length;
+    this.decoder.pushInto(event, sink);
     this.refused = false;
-    for (const codecEvent of this.sink) if (codecEvent.type === "diagnostic" && codecEvent.diagnostic.code === "event_too_deep") this.refused = true;
-    return this.collect(this.sink);
+    let calls: ToolCall[] | null = null;
+    for (let i = from; i < sink.length; i++) {
+      const codecEvent = sink[i] as CodecEvent;
+      if (codecEvent.type === "diagnostic") {
+        if (codecEvent.diagnostic.code === "event_too_deep") this.refused = true;
+      } else if (codecEvent.type === "tool_call_start" || codecEvent.type === "tool_call_end") {
+        calls = this.collectOne(codecEvent, calls);
+      }
+    }
+    return calls ?? NO_CALLS;
   }
 
   end(): ToolCall[] {
@@ -46,15 +60,19 @@ export class DecoderTap {
 
   private collect(events: readonly CodecEvent[]): ToolCall[] {
     let calls: ToolCall[] | null = null;
-    for (const event of events) {
-      if (event.type === "tool_call_start" && event.kind !== "server") this.started++;
-      if (event.type === "tool_call_end" && event.call.kind !== "server") {
-        this.ended.set(event.call.index, event.call);
-        this.log.push(event.call);
-        (calls ??= []).push(event.call);
-      }
-    }
+    for (const event of events) calls = this.collectOne(event, calls);
     return calls ?? NO_CALLS;
+  }
+
+  /** Counts a client call's start; logs its end, added to `calls`. */
+  private collectOne(event: CodecEvent, calls: ToolCall[] | null): ToolCall[] | null {
+    if (event.type === "tool_call_start" && event.kind !== "server") this.started++;
+    if (event.type === "tool_call_end" && event.call.kind !== "server") {
+      this.ended.set(event.call.index, event.call);
+      this.log.push(event.call);
+      (calls ??= []).push(event.call);
+    }
+    return calls;
   }
 
   /**

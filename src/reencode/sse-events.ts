@@ -227,13 +227,11 @@ export class SseEventSplitter {
   private blankLineEnd(skip: number): number {
     const chunk = this.chunk;
     if (chunk === null || this.byteStart < 0) return -1;
-    let at = this.byteStart + skip;
-    for (;;) {
-      at = chunk.indexOf(LF, at);
-      if (at < 0 || at + 1 >= chunk.length) return -1;
-      if (chunk[at + 1] === LF) return at + 2;
-      at++;
-    }
+    // The LF LF is at `skip`, or past it by the extra bytes of the event's multi-byte characters:
+    // a loop, since an indexOf call costs more than the bytes it skips in the usual (ASCII) event.
+    const n = chunk.length - 1;
+    for (let at = this.byteStart + skip; at < n; at++) if (chunk[at] === LF && chunk[at + 1] === LF) return at + 2;
+    return -1;
   }
 
   /** The chunk's text from `start` on (and bytes from `byteStart` on) belong to the next event. */
@@ -273,7 +271,8 @@ export class SseEventSplitter {
       }
     }
     this.byteStart = byteEnd;
-    this.pendingBytes = [];
+    // Most events begin in the chunk they end in: their (empty) list is kept, not replaced.
+    if (this.pendingBytes === null || this.pendingBytes.length > 0) this.pendingBytes = [];
     return { raw, wire: bytes ?? raw, event: parseSimpleEvent(raw, !lfOnly, this.parse) ?? parseAnyEvent(raw, this.parse) };
   }
 }

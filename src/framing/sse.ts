@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
+import { LineEndNormalizer } from "./line-ends.js";
 import { SseSizeMeter } from "./sse-meter.js";
 import { EventJsonReader } from "../json/event-template.js";
 
@@ -59,6 +60,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
   const lines = maxLength !== undefined ? new SseSizeMeter(maxLength) : null;
   const json = new EventJsonReader();
   const parse = (text: string): unknown => json.parse(text);
+  const lineEnds = new LineEndNormalizer();
 
   const exceeded = (): void => {
     failed = true;
@@ -130,12 +132,12 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
     push(chunk) {
       if (failed) return [];
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      feedMeasured(text);
+      feedMeasured(lineEnds.normalize(text));
       return drain();
     },
     finish() {
       if (!failed) {
-        feedMeasured(decoder.decode());
+        feedMeasured(lineEnds.normalize(decoder.decode()));
         if (failed) return drain();
         // A last event without its blank line still counts: the bytes arrived.
         parser.feed("\n\n");

@@ -7,6 +7,7 @@ import { createDecoder } from "../providers/registry.js";
 import { createReencoder } from "../reencode/index.js";
 import { EventJsonReader } from "../json/event-template.js";
 import { createParser } from "eventsource-parser";
+import { LineEndNormalizer } from "../framing/line-ends.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { expectedCallId, type TurnSpec } from "./spec.js";
 import { firstDifference, stringifyJson, walkContainers } from "./values.js";
@@ -652,7 +653,8 @@ export function checkEventJson(text: string): Violation[] {
       if (mine !== reference) found.push(violation("event_json_exact", `the stream's JSON reader read ${JSON.stringify(message.data.slice(0, 200))} as ${mine.slice(0, 200)}, JSON.parse as ${reference.slice(0, 200)}`));
     },
   });
-  parser.feed(text);
+  // LF line ends: eventsource-parser's CR path is quadratic in the length of what it is fed.
+  parser.feed(new LineEndNormalizer().normalize(text));
   parser.feed("\n\n");
   return found;
 }

@@ -1,3 +1,4 @@
+import { createParser } from "eventsource-parser";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
@@ -52,5 +53,50 @@ describe("SSE framing: the line limit", () => {
     const text = `data: ${"x".repeat(LIMIT)}\n\n`;
     const chunks = text.match(/[\s\S]{1,3}/g) ?? [];
     expect(frame(chunks, LIMIT).diagnostics.map((d) => d.code)).toEqual(["sse_buffer_exceeded"]);
+  });
+});
+
+describe("SSE framing: line ends", () => {
+  /** What eventsource-parser itself reads from the whole text, CR line ends and all. */
+  function reference(text: string): Array<{ event: string | undefined; data: string }> {
+    const out: Array<{ event: string | undefined; data: string }> = [];
+    const parser = createParser({ onEvent: (message) => out.push({ event: message.event, data: message.data }) });
+    parser.feed(text);
+    parser.feed("\n\n");
+    return out;
+  }
+  const framed = (chunks: Array<string | Uint8Array>) => frame(chunks, 1 << 20).events.map((e) => ({ event: e.event, data: e.data }));
+  const ending = fc.constantFrom("\n", "\r", "\r\n");
+  const field = fc.oneof(
+    // No quote or bracket: the data stays text, compared as it came.
+    fc.string({ maxLength: 6 }).map((s) => `data: ${s.replace(/[\r\n"{[]/g, "")}`),
+    fc.constantFrom("event: delta", ": comment", "data:", "id: 7", ""),
+  );
+  const text = fc.array(fc.tuple(field, ending), { maxLength: 14 }).map((lines) => lines.map(([f, e]) => f + e).join(""));
+
+  it("CR, LF and CRLF line ends give the events eventsource-parser reads from the whole text, under any chunking", () => {
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 10 }), (body, points) => {
+        const want = reference(body);
+        expect(framed([body])).toEqual(want);
+        expect(framed(splitAt(new TextEncoder().encode(body), points))).toEqual(want);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a CRLF split between chunks is one line end, an empty chunk between its halves included", () => {
+    const want = [{ event: undefined, data: "a" }, { event: undefined, data: "b" }];
+    expect(framed(["data: a\r", "\ndata: b\r\n\r\n"])).toEqual(reference("data: a\r\ndata: b\r\n\r\n"));
+    expect(framed(["data: a\r", "", "\n\r\ndata: b\r", "\n\r", "\n"])).toEqual(want);
+    expect(framed(["data: a\r\r", "data: b\r\r"])).toEqual(want);
+  });
+
+  it("a body of CR-only lines pushed at once is read whole (the parser gets LF line ends)", () => {
+    let body = "";
+    for (let i = 0; i < 2000; i++) body += `data: {"n":${i}}\r\r`;
+    const events = frame([body], 1 << 20).events;
+    expect(events).toHaveLength(2000);
+    expect(events[1999]?.data).toEqual({ n: 1999 });
   });
 });

@@ -114,10 +114,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
     const fits = overflow < 0 ? text : text.slice(0, overflow);
     if (fits.length > 0) parser.feed(fits);
     if (overflow < 0) return;
-    // A CR the parser holds back (it might start a CRLF) still ends the line before the long one,
-    // unless feeding `fits` already stopped the parser (its backstop tripped): it then throws on
-    // any further feed.
-    if (!failed && fits.endsWith("\r")) parser.feed("\n");
+    // No CR reaches here (line ends are LF), so the parser holds back no line end of `fits`.
     if (!failed) exceeded();
   };
 

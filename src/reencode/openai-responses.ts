@@ -182,15 +182,17 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private sendTerminal(raw: RawSseEvent, data: Record<string, unknown>, type: string, out: WireEvent[]): void {
     this.deliverDecided(out);
     this.dropHeld(type === "response.incomplete" ? "The response ended incomplete inside the call" : "The response ended before the call's output_item.done");
-    if (isPlainObject(data.response) && Array.isArray(data.response.output)) this.decideOutputOnly(data.response.output);
-    if (this.changed.size > 0 && isPlainObject(data.response) && Array.isArray(data.response.output)) {
-      const output = data.response.output.flatMap((item) => {
+    const response = isPlainObject(data.response) && Array.isArray(data.response.output) ? data.response : null;
+    const output = response?.output as unknown[] | undefined;
+    if (output !== undefined) this.decideOutputOnly(output);
+    if (this.changed.size > 0 && output !== undefined) {
+      const sent = output.flatMap((item) => {
         if (!isPlainObject(item)) return [item];
         const key = typeof item.id === "string" ? item.id : typeof item.call_id === "string" ? item.call_id : null;
         if (key === null || !this.changed.has(key)) return [item];
         return this.changed.get(key) ?? [];
       });
-      out.push(sseText({ ...data, response: { ...data.response, output } }, raw.event?.event));
+      out.push(sseText({ ...data, response: { ...response, output: sent } }, raw.event?.event));
       return;
     }
     out.push(raw.wire);

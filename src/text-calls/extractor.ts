@@ -388,6 +388,9 @@ export class TextCallExtractor implements ParseContext {
     }
     const n = s.length;
     // Plain text is passed on as one slice (or `s` itself), not piece by piece around each `<`.
+    // This loop is plainScan's search written again on purpose: sharing one function with it gives
+    // that function the general path's joined strings, and the per-delta path slowed from 29 to 51
+    // ns per delta (measured on the bench's deltas).
     const from = i;
     let angle = this.angle ? s.indexOf("<", i) : -1;
     let bracket = this.bracket ? s.indexOf("[", i) : -1;

@@ -223,6 +223,25 @@ describe("EventJsonReader: templates", () => {
     expect(reader.stats.hits).toBe(198);
   });
 
+  it("builds exactly JSON.parse's objects for many shapes in one process, past the shapes it gives copy sites", () => {
+    // More shapes than the reader remembers (64), each read by a stream of its own, then all again:
+    // shapes that share a copy site, or were never remembered, are built alike.
+    const shapes = Array.from({ length: 150 }, (_, i) => (content: string) => `{"id":"s${i}","k${i}":${i},"choices":[{"index":0,"delta":{"content":${JSON.stringify(content)},"x${i % 7}":null}}]}`);
+    for (let round = 0; round < 2; round++) {
+      for (const shape of shapes) {
+        const reader = new EventJsonReader();
+        for (let i = 0; i < 5; i++) expectSameAsJsonParse(reader, shape(`w${round}${i}`));
+        expect(reader.stats.hits).toBe(4);
+      }
+    }
+  });
+
+  it("keeps an event's own keys when it has keys an object's prototype holds", () => {
+    const reader = new EventJsonReader();
+    for (let i = 0; i < 10; i++) expectSameAsJsonParse(reader, `{"constructor":"c","toString":1,"hasOwnProperty":null,"choices":[{"delta":{"content":"${i}","valueOf":{}}}]}`);
+    expect(reader.stats.hits).toBe(9);
+  });
+
   it("stops learning and matching on a stream whose envelope never repeats", () => {
     const reader = new EventJsonReader();
     for (let i = 0; i < 2000; i++) expectSameAsJsonParse(reader, `{"id":"chunk-${i}","choices":[{"index":0,"delta":{"content":"x"}}]}`);

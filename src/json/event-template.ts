@@ -62,7 +62,10 @@ type Container = Record<string, unknown> | unknown[];
 interface CopyPlan {
   value: Container;
   array: boolean;
-  /** The clone site for an object's shape (see CLONE_SITES); unused for an array. */
+  /**
+   * The copy site for an object's shape (see CLONE_SITES), given at the first copy: most templates
+   * learned are never used (an event that does not repeat), and they should not take up sites.
+   */
   site: number;
   children: Array<{ key: Key; plan: CopyPlan }>;
   holes: Array<{ key: Key; hole: number }>;
@@ -169,7 +172,7 @@ export class EventJsonReader {
     const walk = (node: Container, path: Key[]): CopyPlan | null => {
       if (++containers > MAX_CONTAINERS) return null;
       const array = Array.isArray(node);
-      const plan: CopyPlan = { value: node, array, site: array ? 0 : cloneSiteOf(node), children: [], holes: [] };
+      const plan: CopyPlan = { value: node, array, site: UNASSIGNED, children: [], holes: [] };
       const entries: Array<[Key, unknown]> = Array.isArray(node) ? node.map((item: unknown, i) => [i, item]) : Object.entries(node);
       for (const [key, child] of entries) {
         // Assigning a `__proto__` key would set the prototype, not copy the value.
@@ -322,20 +325,32 @@ const CLONE_SITES: ReadonlyArray<(value: object) => Record<Key, unknown>> = [
 /** Shapes (key lists) given a site so far; bounded, as a hostile stream could show endless keys. */
 const cloneSites = new Map<string, number>();
 const MAX_REMEMBERED_SHAPES = 4 * CLONE_SITES.length;
+const UNASSIGNED = -1;
 
 function cloneSiteOf(value: object): number {
   const shape = Object.keys(value).join("\u0000");
-  let site = cloneSites.get(shape);
-  if (site === undefined) {
-    site = cloneSites.size % CLONE_SITES.length;
-    // Past the bound, shapes share sites without being remembered: slower copies, never wrong ones.
-    if (cloneSites.size < MAX_REMEMBERED_SHAPES) cloneSites.set(shape, site);
+  const known = cloneSites.get(shape);
+  if (known !== undefined) return known;
+  if (cloneSites.size < MAX_REMEMBERED_SHAPES) {
+    const site = cloneSites.size % CLONE_SITES.length;
+    cloneSites.set(shape, site);
+    return site;
   }
-  return site;
+  // Past the bound, shapes are spread over the sites by a hash of their keys: slower copies where
+  // they crowd a site, never wrong ones.
+  let hash = 0;
+  for (let i = 0; i < shape.length; i++) hash = (Math.imul(hash, 31) + shape.charCodeAt(i)) | 0;
+  return (hash >>> 0) % CLONE_SITES.length;
 }
 
 function build(plan: CopyPlan, values: ReadonlyArray<string | number>): unknown {
-  const copy: Record<Key, unknown> = plan.array ? ((plan.value as unknown[]).slice() as unknown as Record<Key, unknown>) : (CLONE_SITES[plan.site] as (value: object) => Record<Key, unknown>)(plan.value);
+  let copy: Record<Key, unknown>;
+  if (plan.array) {
+    copy = (plan.value as unknown[]).slice() as unknown as Record<Key, unknown>;
+  } else {
+    if (plan.site === UNASSIGNED) plan.site = cloneSiteOf(plan.value);
+    copy = (CLONE_SITES[plan.site] as (value: object) => Record<Key, unknown>)(plan.value);
+  }
   for (const child of plan.children) copy[child.key] = build(child.plan, values);
   for (const hole of plan.holes) copy[hole.key] = values[hole.hole];
   return copy;

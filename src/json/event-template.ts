@@ -63,7 +63,7 @@ interface CopyPlan {
   value: Container;
   array: boolean;
   /**
-   * The copy site for an object's shape (see CLONE_SITES), given at the first copy: most templates
+   * The copy site for an object's shape (see copyAtSite), given at the first copy: most templates
    * learned are never used (an event that does not repeat), and they should not take up sites.
    */
   site: number;
@@ -173,7 +173,7 @@ export class EventJsonReader {
       if (++containers > MAX_CONTAINERS) return null;
       const array = Array.isArray(node);
       const plan: CopyPlan = { value: node, array, site: UNASSIGNED, children: [], holes: [] };
-      const entries: Array<[Key, unknown]> = Array.isArray(node) ? node.map((item: unknown, i) => [i, item]) : Object.entries(node);
+      const entries: Array<[Key, unknown]> = array ? (node as unknown[]).map((item: unknown, i) => [i, item]) : Object.entries(node);
       for (const [key, child] of entries) {
         // Assigning a `__proto__` key would set the prototype, not copy the value.
         if (key === "__proto__") return null;
@@ -308,39 +308,73 @@ function valueAt(value: unknown, path: readonly Key[]): unknown {
 }
 
 /**
- * Where a template's objects are copied. A spread is fast at a code site that has met few hidden
- * classes (object shapes) and about five times slower at one that has met many: measured 9 against
- * 48 ns per object, which made decoding a text stream 40% slower (2.7 against 3.9 ms per MB) in a
- * process that had decoded one stream of tool calls before. A process meets the shapes of every
- * provider it reads and of every kind of event, so each shape is given one of these identical
- * sites in turn (the JIT keeps its knowledge per site, and a site holds four shapes fast). Written
- * out, since a site is a place in the source: functions made by one factory would share one.
+ * Copies a template's object at one of 16 spread sites. A spread is fast at a code site that has
+ * met few hidden classes (object shapes) and about five times slower at one that has met many:
+ * measured 9 against 48 ns per object, which made decoding a text stream 40% slower (2.7 against
+ * 3.9 ms per MB) in a process that had decoded one stream of tool calls before. A process meets
+ * the shapes of every provider it reads and of every kind of event, so each shape is given one of
+ * these sites in turn (the JIT keeps its knowledge per site, and a site holds four shapes fast).
+ * Written out, since a site is a place in the source: functions made by one factory would share
+ * one, and a call through a table of functions costs a call that this switch does not.
+ * `npm run bench:mixed` measures decoding in such a process.
  */
-const CLONE_SITES: ReadonlyArray<(value: object) => Record<Key, unknown>> = [
-  (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }),
-  (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }),
-  (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }),
-  (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }), (value) => ({ ...value }),
-];
+function copyAtSite(site: number, value: object): Record<Key, unknown> {
+  switch (site) {
+    case 0:
+      return { ...value };
+    case 1:
+      return { ...value };
+    case 2:
+      return { ...value };
+    case 3:
+      return { ...value };
+    case 4:
+      return { ...value };
+    case 5:
+      return { ...value };
+    case 6:
+      return { ...value };
+    case 7:
+      return { ...value };
+    case 8:
+      return { ...value };
+    case 9:
+      return { ...value };
+    case 10:
+      return { ...value };
+    case 11:
+      return { ...value };
+    case 12:
+      return { ...value };
+    case 13:
+      return { ...value };
+    case 14:
+      return { ...value };
+    default:
+      return { ...value };
+  }
+}
+const COPY_SITES = 16;
+
 /** Shapes (key lists) given a site so far; bounded, as a hostile stream could show endless keys. */
-const cloneSites = new Map<string, number>();
-const MAX_REMEMBERED_SHAPES = 4 * CLONE_SITES.length;
+const copySites = new Map<string, number>();
+const MAX_REMEMBERED_SHAPES = 4 * COPY_SITES;
 const UNASSIGNED = -1;
 
-function cloneSiteOf(value: object): number {
+function copySiteOf(value: object): number {
   const shape = Object.keys(value).join("\u0000");
-  const known = cloneSites.get(shape);
+  const known = copySites.get(shape);
   if (known !== undefined) return known;
-  if (cloneSites.size < MAX_REMEMBERED_SHAPES) {
-    const site = cloneSites.size % CLONE_SITES.length;
-    cloneSites.set(shape, site);
+  if (copySites.size < MAX_REMEMBERED_SHAPES) {
+    const site = copySites.size % COPY_SITES;
+    copySites.set(shape, site);
     return site;
   }
   // Past the bound, shapes are spread over the sites by a hash of their keys: slower copies where
   // they crowd a site, never wrong ones.
   let hash = 0;
   for (let i = 0; i < shape.length; i++) hash = (Math.imul(hash, 31) + shape.charCodeAt(i)) | 0;
-  return (hash >>> 0) % CLONE_SITES.length;
+  return (hash >>> 0) % COPY_SITES;
 }
 
 function build(plan: CopyPlan, values: ReadonlyArray<string | number>): unknown {
@@ -348,8 +382,8 @@ function build(plan: CopyPlan, values: ReadonlyArray<string | number>): unknown 
   if (plan.array) {
     copy = (plan.value as unknown[]).slice() as unknown as Record<Key, unknown>;
   } else {
-    if (plan.site === UNASSIGNED) plan.site = cloneSiteOf(plan.value);
-    copy = (CLONE_SITES[plan.site] as (value: object) => Record<Key, unknown>)(plan.value);
+    if (plan.site === UNASSIGNED) plan.site = copySiteOf(plan.value);
+    copy = copyAtSite(plan.site, plan.value);
   }
   for (const child of plan.children) copy[child.key] = build(child.plan, values);
   for (const hole of plan.holes) copy[hole.key] = values[hole.hole];

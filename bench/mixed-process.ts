@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +8,7 @@ import { PROVIDERS, type ProviderName } from "../src/types.js";
 import { streamOfBytes } from "./text-calls.js";
 import { anthropicSseBody, bigArguments, chunkBytes, openaiChatSseBody } from "./fixtures.js";
 import { cpuMs, median } from "./cpu.js";
+import { lastLineOfProcess } from "./process.js";
 
 /**
  * `npm run bench:mixed`: what a decode costs in a process that has decoded other streams before,
@@ -82,9 +82,7 @@ function measureSide(name: StreamName, mixed: boolean): number {
 }
 
 function sideInProcess(name: StreamName, mixed: boolean): number {
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--side", name, mixed ? "mixed" : "fresh"], { encoding: "utf8" });
-  if (child.status !== 0) throw new Error(`benchmark process failed (${name}, ${mixed ? "mixed" : "fresh"}):\n${child.stderr}`);
-  return Number(child.stdout.trim());
+  return Number(lastLineOfProcess(fileURLToPath(import.meta.url), ["--side", name, mixed ? "mixed" : "fresh"]));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

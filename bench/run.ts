@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -8,6 +7,7 @@ import { renderBench, type BenchResults, type ColdRow, type MemoryRow, type Peer
 import { buildScenario, scenarioId, type Protocol, type ScenarioSpec } from "./scenarios.js";
 import type { MemoryResult, PeerResult, RatioResult, Stream50Result, Task } from "./worker.js";
 import { median } from "./cpu.js";
+import { lastLineOfProcess } from "./process.js";
 
 /**
  * `npm run bench [-- --json out.json] [--quick] [--only <text>] [--no-peers]
@@ -60,10 +60,7 @@ const worker = fileURLToPath(new URL("./worker.js", import.meta.url));
 const coldImport = fileURLToPath(new URL("./import-cpu.js", import.meta.url));
 
 function spawnJson<T>(script: string, argv: string[], flags: string[] = []): T {
-  const child = spawnSync(process.execPath, ["--expose-gc", ...flags, script, ...argv], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
-  if (child.status !== 0) throw new Error(`benchmark process failed (${argv.join(" ")}):\n${child.stderr}`);
-  const lines = child.stdout.trim().split("\n");
-  return JSON.parse(lines[lines.length - 1] as string) as T;
+  return JSON.parse(lastLineOfProcess(script, argv, ["--expose-gc", ...flags])) as T;
 }
 
 /**

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import type { DecoderOptions } from "../src/types.js";
 import { chunkBytes } from "./fixtures.js";
 import { cpuMs, median } from "./cpu.js";
+import { lastLineOfProcess } from "./process.js";
 
 /**
  * The text-call extractor's cost on text-heavy streams: assistant text (prose, markdown, code with
@@ -120,9 +120,7 @@ function measureSide(name: StreamName, extract: boolean): number {
 }
 
 function sideInProcess(name: StreamName, extract: boolean): number {
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--side", name, extract ? "on" : "off"], { encoding: "utf8" });
-  if (child.status !== 0) throw new Error(`benchmark process failed (${name}, ${extract ? "on" : "off"}):\n${child.stderr}`);
-  return Number(child.stdout.trim());
+  return Number(lastLineOfProcess(fileURLToPath(import.meta.url), ["--side", name, extract ? "on" : "off"]));
 }
 
 export interface TextCallsBenchResult {

@@ -41,8 +41,12 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private readonly held = new Set<HeldItem>();
   private readonly heldById = new Map<string, HeldItem>();
   private readonly heldByIndex = new Map<number, HeldItem>();
-  /** Every call item added so far (the decoder ignores a second `output_item.added` for one). */
-  private readonly addedIds = new Set<string>();
+  /**
+   * Every item id the decoder has an item for (added, or done without added; any kind of item): an
+   * event naming one of them is about that item, held or not, and never about the item that
+   * holds its output_index; the decoder ignores a second `output_item.added` for one.
+   */
+  private readonly knownIds = new Set<string>();
   /** Call items the stream sent (added, or done without added): the others are known only from the terminal output. */
   private readonly streamedIds = new Set<string>();
   /** Item id (and call_id) → the items delivered in its place (none when withheld). */
@@ -109,21 +113,22 @@ class OpenAIResponsesReencoder extends SseReencoder {
     const type = typeof data.type === "string" ? data.type : (event.event ?? "");
     const outputIndex = Number.isInteger(data.output_index) ? (data.output_index as number) : null;
     const sequence = typeof data.sequence_number === "number" ? data.sequence_number : null;
+    const itemEvent = (type === "response.output_item.added" || type === "response.output_item.done") && isPlainObject(data.item);
+    const eventItemId = itemEvent ? nonEmptyString((data.item as Record<string, unknown>).id) : nonEmptyString(data.item_id);
+    const idKnown = eventItemId !== null && this.knownIds.has(eventItemId);
+    if (itemEvent && eventItemId !== null) this.knownIds.add(eventItemId);
     if (type === "response.output_item.added" && isCallItem(data.item)) {
       const itemId = nonEmptyString(data.item.id);
-      if (itemId !== null ? this.addedIds.has(itemId) : outputIndex !== null && this.heldByIndex.has(outputIndex)) {
+      if (itemId !== null ? idKnown : outputIndex !== null && this.heldByIndex.has(outputIndex)) {
         // The decoder ignores it (item_added_twice): the item's events go on to the one added first.
         this.tap.report({ action: "withheld", code: "item_added_twice", message: `Output item ${itemId ?? String(outputIndex)} was added a second time; the repeat was not forwarded.` });
         return;
       }
-      if (itemId !== null) {
-        this.addedIds.add(itemId);
-        this.streamedIds.add(itemId);
-      }
+      if (itemId !== null) this.streamedIds.add(itemId);
       this.hold({ events: [raw.wire], item: data.item, outputIndex, itemId, sequence: sequence !== null ? [sequence] : [], since: this.logPosition });
       return;
     }
-    const held = this.heldFor(type === "response.output_item.done" && isPlainObject(data.item) ? nonEmptyString(data.item.id) : nonEmptyString(data.item_id), outputIndex);
+    const held = this.heldFor(eventItemId, idKnown, outputIndex);
     if (held) {
       holdWire(held.events, raw.wire);
       if (sequence !== null) held.sequence.push(sequence);
@@ -131,6 +136,12 @@ class OpenAIResponsesReencoder extends SseReencoder {
         this.unhold(held);
         this.release(held, isPlainObject(data.item) ? data.item : held.item, out);
       }
+      return;
+    }
+    if (type === "response.output_item.done" && isCallItem(data.item) && idKnown) {
+      // A call item done again, after its own done (or its whole arrival): the decoder ignores the
+      // repeat, and a client that keys items by output_index would let it replace another item.
+      this.tap.report({ action: "withheld", code: "item_done_twice", message: `Output item ${eventItemId ?? ""} was done a second time; the repeat was not forwarded.` });
       return;
     }
     if (type === "response.output_item.done" && isCallItem(data.item)) {
@@ -173,9 +184,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   /** The held item an event is about, found as the decoder finds it: by item id, else by output index. */
-  private heldFor(itemId: string | null, outputIndex: number | null): HeldItem | undefined {
+  private heldFor(itemId: string | null, idKnown: boolean, outputIndex: number | null): HeldItem | undefined {
     const byId = itemId !== null ? this.heldById.get(itemId) : undefined;
-    return byId ?? (outputIndex !== null ? this.heldByIndex.get(outputIndex) : undefined);
+    if (byId || idKnown) return byId;
+    return outputIndex !== null ? this.heldByIndex.get(outputIndex) : undefined;
   }
 
   /** The terminal event: held calls decided, its `response.output` made to agree with what was delivered. */

@@ -171,6 +171,43 @@ describe("Responses re-encoding: items the decoder knows by id alone", () => {
   });
 });
 
+describe("Responses re-encoding: events naming an item the decoder knows, at a held call's output_index", () => {
+  const created = (id: string): ProviderEvent => ev("response.created", { response: { id, status: "in_progress", output: [] } });
+  const calls = (bytes: Uint8Array) => decodeBytes("openai-responses", bytes).toolCalls.map((c) => [c.id, c.arguments]);
+
+  it("does not end the held call with the repeated done of a call that arrived whole (found by fuzzing)", () => {
+    const whole = ev("response.output_item.done", { output_index: 0, item: fnItem("fc_whole", "call_x", "x", "{}") });
+    const stream = [created("resp_7"), whole, ...call(0, "fc_add", "call_add", '{"a":2,"b":3}').slice(0, -1), { ...whole, data: { ...(whole.data as object), sequence_number: seq++ } }];
+    const input = encoder.encode(sseBody("openai-responses", stream));
+    expect(calls(input)).toEqual([["call_x", {}], ["call_add", { a: 2, b: 3 }]]);
+    for (const sizes of [[1 << 20], [7]]) {
+      const { output, reencoder } = reencode("openai-responses", input, sizes);
+      expect(calls(output)).toEqual([["call_x", {}], ["call_add", { a: 2, b: 3 }]]);
+      // The add call never got its own output_item.done: it goes out rewritten when the stream ends.
+      expect(reencoder.repairs.map((r) => [r.action, r.code])).toEqual([["withheld", "item_done_twice"], ["rewritten", "source_final"]]);
+      expect(new TextDecoder().decode(output).match(/"fc_whole"/g)).toHaveLength(1);
+    }
+  });
+
+  it("passes a message item's events at the index of a held call on as they are, and delivers the call", () => {
+    const stream = [
+      created("resp_8"),
+      ev("response.output_item.added", { output_index: 0, item: { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] } }),
+      ...call(0, "fc_s", "call_s", '{"command":"ls"}').slice(0, 3),
+      ev("response.output_text.delta", { item_id: "msg_1", output_index: 0, content_index: 0, delta: "Listing." }),
+      ev("response.output_item.done", { output_index: 0, item: { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Listing." }] } }),
+      ...call(0, "fc_s", "call_s", '{"command":"ls"}').slice(3),
+    ];
+    const input = encoder.encode(sseBody("openai-responses", stream));
+    const original = decodeBytes("openai-responses", input);
+    expect(original.text).toBe("Listing.");
+    const { output } = reencode("openai-responses", input, [1 << 20]);
+    const decoded = decodeBytes("openai-responses", output);
+    expect(decoded.text).toBe("Listing.");
+    expect(decoded.toolCalls.map((c) => [c.id, c.arguments])).toEqual(original.toolCalls.map((c) => [c.id, c.arguments]));
+  });
+});
+
 describe("Responses re-encoding: two items at one output_index", () => {
   it("each item is decided by its own calls (matched by item id), never by the other's", () => {
     const stream = [

@@ -40,7 +40,12 @@ class OpenAIResponsesReencoder extends SseReencoder {
   /** Held items in the order they were added, found as the decoder finds them: by item id, else by output index. */
   private readonly held = new Set<HeldItem>();
   private readonly heldById = new Map<string, HeldItem>();
-  private readonly heldByIndex = new Map<number, HeldItem>();
+  /**
+   * The item the decoder last registered at each output_index, as it keeps them: the held call, or
+   * null for any other item (a message, a call already released). An event without a known item id
+   * is about that item.
+   */
+  private readonly itemAtIndex = new Map<number, HeldItem | null>();
   /**
    * Every item id the decoder has an item for (added, or done without added; any kind of item): an
    * event naming one of them is about that item, held or not, and never about the item that
@@ -116,10 +121,17 @@ class OpenAIResponsesReencoder extends SseReencoder {
     const itemEvent = (type === "response.output_item.added" || type === "response.output_item.done") && isPlainObject(data.item);
     const eventItemId = itemEvent ? nonEmptyString((data.item as Record<string, unknown>).id) : nonEmptyString(data.item_id);
     const idKnown = eventItemId !== null && this.knownIds.has(eventItemId);
-    if (itemEvent && eventItemId !== null) this.knownIds.add(eventItemId);
+    // The decoder registers an item on its output_item.added (ignoring a repeat: a known id, or no
+    // id and an index taken) and on an output_item.done it finds no item for.
+    const indexTaken = outputIndex !== null && this.itemAtIndex.has(outputIndex);
+    const registers = itemEvent && (type === "response.output_item.added" ? (eventItemId !== null ? !idKnown : !indexTaken) : !idKnown && !indexTaken);
+    if (registers) {
+      if (eventItemId !== null) this.knownIds.add(eventItemId);
+      if (outputIndex !== null) this.itemAtIndex.set(outputIndex, null);
+    }
     if (type === "response.output_item.added" && isCallItem(data.item)) {
       const itemId = nonEmptyString(data.item.id);
-      if (itemId !== null ? idKnown : outputIndex !== null && this.heldByIndex.has(outputIndex)) {
+      if (!registers) {
         // The decoder ignores it (item_added_twice): the item's events go on to the one added first.
         this.tap.report({ action: "withheld", code: "item_added_twice", message: `Output item ${itemId ?? String(outputIndex)} was added a second time; the repeat was not forwarded.` });
         return;
@@ -138,10 +150,11 @@ class OpenAIResponsesReencoder extends SseReencoder {
       }
       return;
     }
-    if (type === "response.output_item.done" && isCallItem(data.item) && idKnown) {
-      // A call item done again, after its own done (or its whole arrival): the decoder ignores the
-      // repeat, and a client that keys items by output_index would let it replace another item.
-      this.tap.report({ action: "withheld", code: "item_done_twice", message: `Output item ${eventItemId ?? ""} was done a second time; the repeat was not forwarded.` });
+    if (type === "response.output_item.done" && isCallItem(data.item) && !registers) {
+      // A done for a call already over (its id again, or another id at the index of an item the
+      // decoder has ended): the decoder takes nothing from it, and a client that keys items by
+      // output_index would let it replace another item.
+      this.tap.report({ action: "withheld", code: "item_done_twice", message: `Output item ${eventItemId ?? String(outputIndex)} was done again after its call ended; the repeat was not forwarded.` });
       return;
     }
     if (type === "response.output_item.done" && isCallItem(data.item)) {
@@ -174,20 +187,20 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private hold(held: HeldItem): void {
     this.held.add(held);
     if (held.itemId !== null) this.heldById.set(held.itemId, held);
-    if (held.outputIndex !== null) this.heldByIndex.set(held.outputIndex, held);
+    if (held.outputIndex !== null) this.itemAtIndex.set(held.outputIndex, held);
   }
 
   private unhold(held: HeldItem): void {
     this.held.delete(held);
     if (held.itemId !== null && this.heldById.get(held.itemId) === held) this.heldById.delete(held.itemId);
-    if (held.outputIndex !== null && this.heldByIndex.get(held.outputIndex) === held) this.heldByIndex.delete(held.outputIndex);
+    if (held.outputIndex !== null && this.itemAtIndex.get(held.outputIndex) === held) this.itemAtIndex.set(held.outputIndex, null);
   }
 
   /** The held item an event is about, found as the decoder finds it: by item id, else by output index. */
   private heldFor(itemId: string | null, idKnown: boolean, outputIndex: number | null): HeldItem | undefined {
     const byId = itemId !== null ? this.heldById.get(itemId) : undefined;
     if (byId || idKnown) return byId;
-    return outputIndex !== null ? this.heldByIndex.get(outputIndex) : undefined;
+    return (outputIndex !== null ? this.itemAtIndex.get(outputIndex) : null) ?? undefined;
   }
 
   /** The terminal event: held calls decided, its `response.output` made to agree with what was delivered. */

@@ -189,6 +189,23 @@ describe("Responses re-encoding: events naming an item the decoder knows, at a h
     }
   });
 
+  it("withholds an output_item.added without id at an index the decoder has an item for, and a done for an index whose call is over", () => {
+    const idless = { type: "function_call", status: "in_progress", arguments: "", call_id: "call_dup", name: "shell" };
+    const stream = [
+      created("resp_9"),
+      ...call(0, "fc_first", "call_first", '{"command":"ls"}'),
+      ev("response.output_item.added", { output_index: 0, item: idless }),
+      ev("response.output_item.done", { output_index: 0, item: fnItem("fc_unknown", "call_late", "shell", '{"command":"rm -rf /"}') }),
+    ];
+    const input = encoder.encode(sseBody("openai-responses", stream));
+    // The decoder ignores both: the first call is the only one.
+    expect(calls(input)).toEqual([["call_first", { command: "ls" }]]);
+    const { output, reencoder } = reencode("openai-responses", input, [1 << 20]);
+    expect(calls(output)).toEqual([["call_first", { command: "ls" }]]);
+    expect(reencoder.repairs.map((r) => [r.action, r.code])).toEqual([["withheld", "item_added_twice"], ["withheld", "item_done_twice"]]);
+    expect(new TextDecoder().decode(output)).not.toContain("rm -rf");
+  });
+
   it("passes a message item's events at the index of a held call on as they are, and delivers the call", () => {
     const stream = [
       created("resp_8"),

@@ -153,7 +153,8 @@ function terminated(event: RawSseEvent, tap: DecoderTap): RawSseEvent {
   const raw = event.raw;
   const last = lineEndBefore(raw, raw.length);
   if (last > 0 && lineEndBefore(raw, raw.length - last) > 0) return event;
-  const end = last > 0 ? "\n" : "\n\n";
+  // After a lone CR, an LF would join it into one CRLF line end: the blank line is a second CR.
+  const end = last === 0 ? "\n\n" : last === 1 && raw.charCodeAt(raw.length - 1) === 0x0d ? "\r" : "\n";
   tap.report({ action: "normalized", code: "event_unterminated", message: "The body ended inside an event, after its data; the event was given the blank line that ends it, so that it reads as toolwire read it." });
   return { raw: raw + end, wire: raw + end, event: event.event };
 }

@@ -274,6 +274,23 @@ describe("A body that ends inside an event, after its data", () => {
   });
 });
 
+describe("A body with CR line ends that ends inside an event, after its data (found by fuzzing)", () => {
+  it("gets a second CR as the event's blank line: an LF would only make its CR a CRLF", async () => {
+    const { a } = await import("../helpers/anthropic-events.js");
+    const events = [a.toolStart(0, "toolu_6", "shell", {}), a.json(0, '{"command":"echo hi"}'), a.stop(0)];
+    const full = sseBody("anthropic", events).replace(/\n/g, "\r");
+    const body = encoder.encode(full.slice(0, full.length - 1)); // the stop event's blank line is cut
+    const original = decodeBytes("anthropic", body);
+    expect(original.toolCalls.map((call) => [call.id, call.arguments])).toEqual([["toolu_6", { command: "echo hi" }]]);
+    for (const sizes of [[body.length], [5]]) {
+      const { output, reencoder } = reencode("anthropic", body, sizes);
+      expect(decodeBytes("anthropic", output).toolCalls.map((call) => [call.id, call.arguments])).toEqual([["toolu_6", { command: "echo hi" }]]);
+      expect(new TextDecoder().decode(output)).toContain('"index":0}\r\r');
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "normalized", code: "event_unterminated" }));
+    }
+  });
+});
+
 describe("Anthropic: a message_delta before the call's content_block_stop", () => {
   it("waits for the stop past other events (an unknown event, a ping, a repeated message_delta), as the decoder keeps the call open", async () => {
     const { a } = await import("../helpers/anthropic-events.js");

@@ -2,6 +2,7 @@ import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/tur
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
@@ -40,8 +41,6 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   let started = false;
   let stopped = false;
   let stopReason: string | null = null;
-  /** Events ignored after the stream ended, per diagnostic code: the first one's type and a count. */
-  const ignoredAfterEnd = new Map<string, { count: number; firstType: string }>();
   let usage: Record<string, unknown> = {};
 
   const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
@@ -266,16 +265,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   };
 
   /** Reported once, with a count: a concatenation of several responses would otherwise flood the turn. */
-  const ignoreAfterEnd = (code: string, end: string, type: string): void => {
-    const seen = ignoredAfterEnd.get(code);
-    if (seen) {
-      seen.count++;
-      return;
-    }
-    const first = { count: 1, firstType: type };
-    ignoredAfterEnd.set(code, first);
-    warn(code, `Events arrived after ${end} (the first: ${type}); they were ignored.`, first);
-  };
+  const ignoreAfterEnd = afterEndReporter((diagnostic) => turn.diagnostic(diagnostic));
 
   const push = (event: ProviderEvent): void => {
     const data = event.data;

@@ -2,6 +2,7 @@ import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/tur
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
@@ -263,6 +264,8 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     turn.diagnostic({ code: "stream_error", severity: "error", message: `Bedrock sent ${type} in the stream: ${message}`, data: body });
   };
 
+  const ignoreAfterEnd = afterEndReporter((diagnostic) => turn.diagnostic(diagnostic));
+
   const push = (event: ProviderEvent): void => {
     const { name, body } = readBedrockEvent(event);
     if (name === "exception" || name === "error" || (name !== null && name.endsWith(EXCEPTION_SUFFIX))) {
@@ -271,7 +274,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     }
     // An exception ends a ConverseStream (the AWS SDKs raise it): what follows is not the model's turn.
     if (turn.hasError) {
-      warn("event_after_error", `A ${name ?? "(unnamed)"} event arrived after the stream's exception; it was ignored.`, event);
+      ignoreAfterEnd("event_after_error", "the stream's exception", name ?? "(unnamed)");
       return;
     }
     if (name === null || !EVENT_NAMES.has(name)) {

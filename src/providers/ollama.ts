@@ -1,6 +1,7 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { afterEndReporter } from "./after-end.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
@@ -38,6 +39,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
   const warn = (code: string, message: string, data?: unknown, callIndex?: number): void => {
     turn.diagnostic({ code, message, severity: "warning", ...(callIndex !== undefined ? { callIndex } : {}), ...(data !== undefined ? { data } : {}) });
   };
+  const ignoreAfterEnd = afterEndReporter((diagnostic) => turn.diagnostic(diagnostic));
 
   const onToolCall = (raw: unknown): void => {
     if (!isPlainObject(raw)) {
@@ -122,7 +124,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
       return;
     }
     if (done) {
-      warn("event_after_done", "A line arrived after the line with done: true; it was ignored.", data);
+      ignoreAfterEnd("event_after_done", "the line with done: true", "chunk");
       return;
     }
     if (!started) {

@@ -4,6 +4,7 @@ import { IncrementalJsonParser } from "../json/incremental.js";
 import { resolveLimits } from "../limits.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
@@ -128,6 +129,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
   let finishNotFinal = false;
 
   const diag = (diagnostic: Diagnostic): void => turn.diagnostic(diagnostic);
+  const ignoreAfterEnd = afterEndReporter(diag);
   const once = (code: string, diagnostic: Omit<Diagnostic, "code">): void => {
     if (reportedOnce.has(code)) return;
     reportedOnce.add(code);
@@ -723,7 +725,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       return;
     }
     if (done || errored) {
-      diag({ code: done ? "event_after_done" : "event_after_error", severity: "warning", message: `An event arrived after ${done ? "[DONE]" : "the stream error"}; it was ignored.`, data });
+      ignoreAfterEnd(done ? "event_after_done" : "event_after_error", done ? "[DONE]" : "the stream error", stringField(data, "object") ?? event.event ?? "chunk");
       return;
     }
     onChunk(data, event);

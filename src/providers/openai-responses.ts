@@ -2,6 +2,7 @@ import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/tur
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
 import { eventType, numberField, stringField } from "./fields.js";
@@ -81,6 +82,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
   let clientCalls = 0;
 
   const diag = (diagnostic: Diagnostic): void => turn.diagnostic(diagnostic);
+  const ignoreAfterEnd = afterEndReporter(diag);
   const warn = (code: string, message: string, data?: unknown, providerIndex?: number | null): void =>
     diag({ code, severity: "warning", message, ...(providerIndex !== null && providerIndex !== undefined ? { providerIndex } : {}), ...(data !== undefined ? { data } : {}) });
 
@@ -446,7 +448,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     }
     const type = eventType(event);
     if (terminal !== null) {
-      warn("event_after_terminal", `A ${type} event arrived after response.${terminal}; it was ignored.`, data);
+      ignoreAfterEnd("event_after_terminal", `response.${terminal}`, type);
       return;
     }
     switch (type) {

@@ -424,9 +424,12 @@ describe("openai-chat decoder: errors, keep-alives and other content", () => {
   });
 
   it("keep-alives and non-JSON data are diagnostics, not crashes", () => {
-    const { turn } = decode([c.role(), { data: "" }, { data: "ping" }, { data: [1, 2] }, { data: '{"cut": ' }, ...chatCall(0, "a", "f", ["{}"]), c.finish("tool_calls"), c.done(), c.text("late")]);
+    const { turn } = decode([c.role(), { data: "" }, { data: "ping" }, { data: [1, 2] }, { data: '{"cut": ' }, ...chatCall(0, "a", "f", ["{}"]), c.finish("tool_calls"), c.done(), c.text("late"), c.text("later"), ...chatCall(1, "b", "g", ["{}"])]);
+    expect(turn.toolCalls).toHaveLength(1);
     expect(turn.toolCalls[0]).toMatchObject({ arguments: {}, complete: true });
     expect(codes(turn)).toEqual(["empty_data", "non_json_data", "non_json_data", "non_json_data", "event_after_done"]);
+    // Every chunk after [DONE] is counted in the one diagnostic.
+    expect(turn.diagnostics.at(-1)?.data).toEqual({ count: 2 + chatCall(1, "b", "g", ["{}"]).length, firstType: "chat.completion.chunk" });
   });
 
   it("reasoning_content and reasoning are kept apart from text; OpenRouter signatures are kept opaque", () => {

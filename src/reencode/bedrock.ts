@@ -131,7 +131,8 @@ class BedrockReencoder implements Reencoder {
   private readonly fresh: ToolCall[] = [];
   /** A stopped call the decoder has not decided yet; while set, every frame after it waits in `waiting`. */
   private undecided: { index: number; held: HeldCall } | null = null;
-  private readonly waiting: Array<{ frame: Uint8Array; message: EventStreamMessage; event: ProviderEvent } | { raw: Uint8Array }> = [];
+  /** Frames, raw bytes, and the point where a corrupt frame cut the calls still open (`cut`). */
+  private readonly waiting: Array<{ frame: Uint8Array; message: EventStreamMessage; event: ProviderEvent } | { raw: Uint8Array } | { cut: string }> = [];
   /** The decoder has ended: a block's call is decided, or never will be. */
   private settled = false;
 
@@ -179,6 +180,7 @@ class BedrockReencoder implements Reencoder {
       this.release(undecided.index, undecided.held, out);
       for (const entry of this.waiting) {
         if ("raw" in entry) out.push(entry.raw);
+        else if ("cut" in entry) this.dropHeld(entry.cut);
         else this.route(entry.frame, entry.message, entry.event, out);
       }
       this.waiting.length = 0;
@@ -226,7 +228,11 @@ class BedrockReencoder implements Reencoder {
   private fail(error: EventStreamError, frame: Uint8Array | null, out: Uint8Array[]): void {
     this.failed = true;
     const code = `eventstream_${error.code}`;
-    this.dropHeld(`A corrupt frame (${error.code}) arrived before the call's contentBlockStop`);
+    // The calls open at this point are cut. Frames that wait behind an undecided call (their
+    // blocks' stops among them) are routed later, in order: the cut waits with them.
+    const cut = `A corrupt frame (${error.code}) arrived before the call's contentBlockStop`;
+    if (this.undecided === null) this.dropHeld(cut);
+    else this.waiting.push({ cut });
     for (const call of this.tap.push({ event: "error", data: { errorCode: code, errorMessage: error.message, message: error.message, offset: error.offset } })) this.fresh.push(call);
     this.framingDiagnostics.push(corruptFrameDiagnostic(error));
     this.tap.report({

@@ -336,6 +336,25 @@ describe("Bedrock quirks", () => {
     expect(reencoder.turn?.status).toBe("error");
   });
 
+  it("a bad CRC after the stops of a call waiting for its verdict and of a good call: the good call is delivered (found by fuzzing)", () => {
+    // The first call's input does not parse, so its verdict waits for the end of the turn, and the
+    // frames after its stop wait with it; the second call's stop is among them.
+    const head = encodeEventStreamBytes([messageStart, start(0, "tooluse_bad", "shell"), start(1, "tooluse_ok", "read"), input(0, "not json"), input(1, '{"path":"a"}'), stop(0), stop(1)]);
+    const bad = encodeEventStreamBytes([messageStop("tool_use")]);
+    bad[bad.length - 10]! ^= 0x01;
+    const body = concatBytes([head, bad]);
+    const original = decodeBytes("bedrock", body);
+    expect(runnable(original)).toEqual([{ id: "tooluse_ok", name: "read", arguments: { path: "a" } }]);
+    for (const sizes of [[body.length], [13]]) {
+      const { output, reencoder } = reencode("bedrock", body, sizes);
+      expect(runnable(decodeBytes("bedrock", output))).toEqual(runnable(original));
+      expect(reencoder.repairs.map((report) => [report.action, report.code])).toEqual([
+        ["classified", "eventstream_message_crc"],
+        ["withheld", "invalid_json"],
+      ]);
+    }
+  });
+
   it("a corrupt prelude: everything from it on passes as it came", () => {
     const good = encodeEventStreamBytes([messageStart, text(0, "Hi")]);
     const bad = encodeEventStreamBytes([stop(0), messageStop("end_turn")]);

@@ -29,6 +29,11 @@ export function createAnthropicReencoder(options: DecoderOptions = {}): Reencode
   return new AnthropicReencoder(options);
 }
 
+/** The same, as the SSE re-encoder it is, for a re-encoder that wraps it (Claude on Bedrock). */
+export function createAnthropicSseReencoder(options: DecoderOptions = {}): SseReencoder {
+  return new AnthropicReencoder(options);
+}
+
 interface HeldCall {
   /** The events as they came only: a long call holds many events, and their parsed payloads are not needed again. */
   events: WireEvent[];

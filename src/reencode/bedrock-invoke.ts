@@ -2,7 +2,8 @@ import { base64ToBytes, decodeFrame, EventStreamError, type EventStreamMessage }
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { isPlainObject } from "../json/equal.js";
 import type { DecodedTurn, DecoderOptions, Diagnostic } from "../types.js";
-import { createAnthropicReencoder } from "./anthropic.js";
+import { createAnthropicSseReencoder } from "./anthropic.js";
+import type { SseReencoder } from "./sse-reencoder.js";
 import { corruptFrameDiagnostic, FrameSplitter, joined, truncatedFrameDiagnostic } from "./bedrock.js";
 import { SseEventSplitter, sseText } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
@@ -33,7 +34,7 @@ const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 
 class BedrockInvokeReencoder implements Reencoder {
   readonly provider = "anthropic" as const;
-  private readonly inner: Reencoder;
+  private readonly inner: SseReencoder;
   private readonly splitter = new FrameSplitter();
   /** Splits what the Anthropic re-encoder writes back into events. */
   private readonly written = new SseEventSplitter();
@@ -43,9 +44,11 @@ class BedrockInvokeReencoder implements Reencoder {
   private readonly framingDiagnostics: Diagnostic[] = [];
   private failed = false;
   private ended = false;
+  /** Bytes after a corrupt frame, while the inner re-encoder holds events they must not pass. */
+  private readonly afterCorrupt: Uint8Array[] = [];
 
   constructor(options: DecoderOptions) {
-    this.inner = createAnthropicReencoder(options);
+    this.inner = createAnthropicSseReencoder(options);
   }
 
   get turn(): DecodedTurn | null {
@@ -58,7 +61,7 @@ class BedrockInvokeReencoder implements Reencoder {
 
   push(chunk: Uint8Array): Uint8Array[] {
     if (this.ended || chunk.length === 0) return [];
-    if (this.failed) return [chunk];
+    if (this.failed) return this.unread(chunk.slice(), []);
     const out: Uint8Array[] = [];
     this.splitter.append(chunk);
     for (;;) {
@@ -93,6 +96,7 @@ class BedrockInvokeReencoder implements Reencoder {
     const rest = this.failed ? null : this.splitter.rest();
     if (rest && rest.length > 0) this.framingDiagnostics.push(truncatedFrameDiagnostic(rest, this.splitter.offset - rest.length));
     this.write(this.inner.end(), out);
+    for (const bytes of this.afterCorrupt) out.push(bytes);
     if (rest && rest.length > 0) out.push(rest);
     this.framesOf.clear();
     const turn = this.inner.turn;
@@ -136,11 +140,19 @@ class BedrockInvokeReencoder implements Reencoder {
     });
     const text = sseText({ type: "error", error: { type: code, message: error.message } }, "error");
     // The error event stands for the corrupt frame: where the re-encoder writes it, the frame goes.
+    // The inner re-encoder may hold it behind a call that waits for its verdict: the frame stays
+    // remembered until it is written.
     if (frame !== null) this.remember(text, frame);
     this.write(this.inner.push(utf8.encode(text)), out);
-    this.framesOf.delete(text);
     const rest = this.splitter.rest();
-    if (rest.length > 0) out.push(rest);
+    if (rest.length > 0) this.unread(rest.slice(), out);
+  }
+
+  /** Bytes after a corrupt frame, unread: forwarded now, or after what the inner re-encoder still holds. */
+  private unread(bytes: Uint8Array, out: Uint8Array[]): Uint8Array[] {
+    if (this.afterCorrupt.length > 0 || this.inner.waitsForVerdict) this.afterCorrupt.push(bytes);
+    else out.push(bytes);
+    return out;
   }
 }
 

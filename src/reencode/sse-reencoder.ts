@@ -50,6 +50,14 @@ export abstract class SseReencoder implements Reencoder {
     return this.tap.repairs;
   }
 
+  /**
+   * Whether events wait behind a call whose verdict comes only with the end of the body: bytes a
+   * caller writes after this re-encoder's output must wait for `end` too, or they would pass them.
+   */
+  get waitsForVerdict(): boolean {
+    return this.waiting !== null;
+  }
+
   push(chunk: Uint8Array): Uint8Array[] {
     const out: WireEvent[] = [];
     for (const event of this.splitter.push(chunk)) this.next(event, out);

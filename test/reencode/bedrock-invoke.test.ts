@@ -120,6 +120,22 @@ describe("Claude on Bedrock quirks", () => {
     expect(reencoder.repairs).toEqual([expect.objectContaining({ action: "withheld", code: "truncated" })]);
   });
 
+  it("a bad CRC after the stops of a call waiting for its verdict and of a good call: the good call is delivered, the bad frame and what follows come last", () => {
+    const head = chunks([a.messageStart(), a.toolStart(0, "toolu_bad", "shell", {}), a.json(0, "not json"), a.stop(0), a.toolStart(1, "toolu_ok", "read", {}), a.json(1, '{"path":"a"}'), a.stop(1)]);
+    const bad = chunks([a.messageDelta("tool_use")]);
+    bad[bad.length - 6]! ^= 0x01;
+    const tail = chunks([a.messageStop()]);
+    const body = concatBytes([head, bad, tail]);
+    const runnable = (turn: DecodedTurn) => turn.toolCalls.filter((call) => call.arguments !== null).map((call) => [call.id, call.arguments]);
+    expect(runnable(decode(body))).toEqual([["toolu_ok", { path: "a" }]]);
+    for (const sizes of [[body.length], [13]]) {
+      const { output } = run(body, sizes);
+      expect(runnable(decode(output))).toEqual([["toolu_ok", { path: "a" }]]);
+      const text = new TextDecoder("latin1").decode(output);
+      expect(text.endsWith(new TextDecoder("latin1").decode(concatBytes([bad, tail])))).toBe(true);
+    }
+  });
+
   it("a frame with a bad CRC passes as it came with every byte after it, reported; the held call is withheld", () => {
     const bad = chunks([a.json(0, '"ls"}')]);
     bad[bad.length - 6]! ^= 0x01;

@@ -526,6 +526,14 @@ export function base64ToBytes(text: string): Uint8Array {
   return bytes;
 }
 
+/** Base64 of `bytes` (what a Bedrock `chunk` frame's `bytes` field holds). */
+export function bytesToBase64(bytes: Uint8Array): string {
+  let binary = "";
+  // In slices: String.fromCharCode with a whole large array as arguments overflows the stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
 /**
  * InvokeModelWithResponseStream wraps each native model event as `:event-type chunk` with
  * `{bytes: base64(event JSON), p}`. Returns the inner event (named by its `type`, which for

@@ -1,4 +1,4 @@
-import { base64ToBytes, decodeFrame, EventStreamError, type EventStreamMessage } from "../framing/aws-eventstream.js";
+import { base64ToBytes, bytesToBase64, decodeFrame, EventStreamError, type EventStreamMessage } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { isPlainObject } from "../json/equal.js";
 import type { DecodedTurn, DecoderOptions, Diagnostic } from "../types.js";
@@ -185,9 +185,3 @@ function eventText(message: EventStreamMessage): string | null {
   }
 }
 
-function bytesToBase64(bytes: Uint8Array): string {
-  let binary = "";
-  // In slices: String.fromCharCode with a whole large array as arguments overflows the stack.
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}

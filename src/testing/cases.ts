@@ -124,7 +124,8 @@ export function checkCase(fuzzCase: FuzzCase | MaterializedCase, ignore: Readonl
   }
   // What the repairing fetch and the proxy send on decodes to the same runnable calls, well-formed.
   // Text calls stay text on the wire; limits cut differently on a re-encoded stream.
-  if (REENCODED_PROVIDERS.includes(provider) && framing === defaultFraming(provider) && intactBytes(plan.bytes) && !limits && !plan.textCalls && ran("reencode_roundtrip")) {
+  const reencodedFraming = framing === defaultFraming(provider) || (provider === "anthropic" && framing === "aws-eventstream");
+  if (REENCODED_PROVIDERS.includes(provider) && reencodedFraming && intactBytes(plan.bytes) && !limits && !plan.textCalls && ran("reencode_roundtrip")) {
     add(checkReencodeRoundtrip(provider, chunks.length > 1 ? chunks : [bytes], whole, { framing }));
   }
   if (framing === "sse" && ran("event_json_exact")) add(checkEventJson(textDecoder.decode(bytes)));

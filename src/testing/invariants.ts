@@ -4,7 +4,7 @@ import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
-import { createReencoder } from "../reencode/index.js";
+import { createBedrockInvokeReencoder, createReencoder } from "../reencode/index.js";
 import { EventJsonReader } from "../json/event-template.js";
 import { createParser } from "eventsource-parser";
 import { LineEndNormalizer } from "../framing/line-ends.js";
@@ -629,7 +629,8 @@ function textByChoice(turn: DecodedTurn): string | null {
 export function checkReencodeRoundtrip(provider: ProviderName, chunks: readonly Uint8Array[], original: DecodeRun, options: ByteDecoderOptions = {}): Violation[] {
   const output: Uint8Array[] = [];
   try {
-    const reencoder = createReencoder(provider);
+    // Anthropic in eventstream frames is Claude on Bedrock, which has a re-encoder of its own.
+    const reencoder = provider === "anthropic" && options.framing === "aws-eventstream" ? createBedrockInvokeReencoder() : createReencoder(provider);
     for (const chunk of chunks) output.push(...reencoder.push(chunk));
     output.push(...reencoder.end());
   } catch (error) {

@@ -1,4 +1,5 @@
-import { encodeEventStreamMessage } from "../framing/aws-eventstream.js";
+import { bytesToBase64, encodeEventStreamMessage } from "../framing/aws-eventstream.js";
+import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { defaultFraming, type FramingName } from "../framing/framer.js";
 import { isPlainObject } from "../json/equal.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
@@ -150,6 +151,22 @@ export function encodeEventStreamBytes(events: readonly ProviderEvent[]): Uint8A
   return concatBytes(frames);
 }
 
+/**
+ * Anthropic events as Claude on Bedrock sends them (`invoke-with-response-stream`): each event's
+ * JSON, with its `type` (the SSE event name when the payload lacks one), base64 in the `bytes`
+ * field of a `chunk` frame.
+ */
+export function encodeInvokeChunkBytes(events: readonly ProviderEvent[]): Uint8Array {
+  const utf8Bytes = new TextEncoder();
+  return concatBytes(
+    events.map((event) => {
+      let data = event.data;
+      if (isPlainObject(data) && data.type === undefined && event.event !== undefined) data = { type: event.event, ...data };
+      return encodeJsonEventFrame("chunk", { bytes: bytesToBase64(utf8Bytes.encode(payloadText(data))) });
+    }),
+  );
+}
+
 /** The bytes of `events` in `framing` (the provider's own by default). */
 export function encodeWire(provider: ProviderName, events: readonly ProviderEvent[], options: WireOptions = {}): Uint8Array {
   const framing = options.framing ?? defaultFraming(provider);
@@ -161,13 +178,15 @@ export function encodeWire(provider: ProviderName, events: readonly ProviderEven
     case "json-array":
       return utf8.encode(encodeJsonArrayText(events, options));
     case "aws-eventstream":
-      return encodeEventStreamBytes(events);
+      return provider === "anthropic" ? encodeInvokeChunkBytes(events) : encodeEventStreamBytes(events);
   }
 }
 
 /** Framings a provider's bytes may arrive in (the fuzzer picks among them). */
 export function framingsFor(provider: ProviderName): FramingName[] {
   if (provider === "gemini") return ["sse", "json-array"];
+  // Claude on Bedrock: the Anthropic events in eventstream `chunk` frames.
+  if (provider === "anthropic") return ["sse", "aws-eventstream"];
   return [defaultFraming(provider)];
 }
 

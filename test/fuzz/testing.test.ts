@@ -214,4 +214,16 @@ describe("every recorded stream passes every invariant unmutated", () => {
       expect(checkCase(fuzzCase).map((v) => `[${v.property}] ${v.message}`), source.origin).toEqual([]);
     }
   });
+
+  it("anthropic, also as Claude on Bedrock sends it (eventstream chunk frames), re-encoded by its own re-encoder", () => {
+    const counts: Record<string, number> = {};
+    const sources = corpus.anthropic ?? [];
+    for (const source of sources) {
+      const fuzzCase: FuzzCase = { provider: "anthropic", source, plan: { events: [], bytes: { ...NO_BYTES, framing: 1 }, previews: true, limits: "default" } };
+      expect(checkCase(fuzzCase, new Set(), counts).map((v) => `[${v.property}] ${v.message}`), source.origin).toEqual([]);
+    }
+    expect(framingsFor("anthropic")).toEqual(["sse", "aws-eventstream"]);
+    // Every stream ran the round trip through createBedrockInvokeReencoder.
+    expect(counts.reencode_roundtrip).toBe(sources.length);
+  });
 });

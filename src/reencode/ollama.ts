@@ -6,7 +6,9 @@ import type { Reencoder, RepairReport } from "./types.js";
 
 /**
  * Ollama native `/api/chat` (NDJSON): decoded, then re-emitted line by line. Calls arrive whole, so
- * nothing is held: a line passes as it came unless its `tool_calls` need a fix (no id or a
+ * nothing is held, except behind a call whose arguments do not parse strictly, which the decoder
+ * decides with the stop reason: its line and the lines after it wait for that verdict. A line
+ * passes as it came unless its `tool_calls` need a fix (no id or a
  * colliding id, arguments sent as a string, the same call sent again in a later line); then the
  * line is re-sent with `tool_calls` holding exactly the calls toolwire decoded from it (its ids,
  * arguments as objects). Invalid calls are withheld from the line.
@@ -43,6 +45,8 @@ class OllamaReencoder implements Reencoder {
     this.ended = true;
     const out = this.lines(this.decoder.decode(), true);
     this.tap.end();
+    // The turn is over: every call is decided.
+    if (this.waiting !== null) out.push(this.release());
     return encodeOut(out);
   }
 
@@ -65,21 +69,68 @@ class OllamaReencoder implements Reencoder {
     return out;
   }
 
+  /**
+   * From the first line holding a call the decoder decides only at the end of the turn (arguments
+   * that do not parse strictly: cut or invalid, as the stop reason tells), that line and every
+   * later one, in order, with the range of call indexes each opened.
+   */
+  private waiting: Array<{ raw: string; data: unknown; from: number; to: number }> | null = null;
+
+  /** Calls the decoder has opened so far (Ollama's calls are all the client's, indexed in order). */
+  private opened(): number {
+    return this.tap.callsAwaitingEnd + this.tap.log.length;
+  }
+
   private line(raw: string): string {
     const text = raw.trim();
-    if (text === "") return raw;
+    if (text === "") return this.waiting === null ? raw : this.wait(raw, undefined, 0, 0);
     let data: unknown;
     try {
       data = JSON.parse(text);
     } catch {
       this.tap.push({ data: text });
-      return raw;
+      return this.waiting === null ? raw : this.wait(raw, undefined, 0, 0);
     }
+    const from = this.opened();
     const calls = this.tap.push({ data });
     if (this.tap.refused) {
       this.tap.refusedEvent();
       return "";
     }
+    const to = this.opened();
+    if (this.waiting !== null) return this.wait(raw, data, from, to);
+    if (calls.length < to - from) {
+      // A call of this line waits for its verdict: the line, and the lines after it, wait with it.
+      this.waiting = [];
+      return this.wait(raw, data, from, to);
+    }
+    return this.rewritten(raw, data, calls);
+  }
+
+  /** Queues a line behind an undecided call; sends the queue once every call in it is decided. */
+  private wait(raw: string, data: unknown, from: number, to: number): string {
+    (this.waiting as NonNullable<typeof this.waiting>).push({ raw, data, from, to });
+    return this.tap.callsAwaitingEnd > 0 ? "" : this.release();
+  }
+
+  /** The waiting lines, each with the calls it opened (by index, as the decoder ended them). */
+  private release(): string {
+    const waiting = this.waiting ?? [];
+    this.waiting = null;
+    let out = "";
+    for (const { raw, data, from, to } of waiting) {
+      const calls: ToolCall[] = [];
+      for (let index = from; index < to; index++) {
+        const call = this.tap.ended.get(index);
+        if (call) calls.push(call);
+      }
+      out += data === undefined ? raw : this.rewritten(raw, data, calls);
+    }
+    return out;
+  }
+
+  /** The line as it came when toolwire took its calls as sent, else re-sent with the calls it decoded. */
+  private rewritten(raw: string, data: unknown, calls: readonly ToolCall[]): string {
     if (!isPlainObject(data) || !isPlainObject(data.message)) return raw;
     const entries = Array.isArray(data.message.tool_calls) ? data.message.tool_calls : null;
     if (!entries || entries.length === 0) return raw;

@@ -31,6 +31,27 @@ describe("Ollama re-encoding", () => {
 
   const line = (message: Record<string, unknown>, done = false): ProviderEvent => ({ data: { model: "qwen3", created_at: "2025-01-01T00:00:00Z", message: { role: "assistant", content: "", ...message }, done, ...(done ? { done_reason: "stop" } : {}) } });
 
+  it("a call whose string arguments do not parse strictly waits for the stop reason, with its line and the lines after it (found by fuzzing)", () => {
+    const events = [
+      line({ tool_calls: [{ id: "call_r", function: { name: "read", arguments: '{"path": "a.txt",}' } }, { id: "call_l", function: { name: "list", arguments: { dir: "." } } }] }),
+      line({ content: "Done." }),
+      line({}, true),
+    ];
+    const original = decodeBytes("ollama", encoder.encode(ndjsonBody(events)));
+    expect(original.toolCalls.map((c) => [c.id, c.arguments])).toEqual([
+      ["call_r", { path: "a.txt" }],
+      ["call_l", { dir: "." }],
+    ]);
+    const { output } = roundTrip(events);
+    // Nothing went out before the verdict, and the lines kept their order.
+    expect(output.split("\n").filter(Boolean).map((text) => (JSON.parse(text) as { message: { content: string } }).message.content)).toEqual(["", "Done.", ""]);
+    for (const sizes of [[5], [1 << 20]]) {
+      const body = encoder.encode(ndjsonBody(events));
+      const { output: bytes } = reencode("ollama", body, sizes);
+      expect(decodeBytes("ollama", bytes).toolCalls.map((c) => c.id)).toEqual(["call_r", "call_l"]);
+    }
+  });
+
   it("calls without ids get toolwire's ids; colliding ids are made unique", () => {
     const { output } = roundTrip([
       line({ tool_calls: [{ function: { name: "add", arguments: { a: 1 } } }] }),

@@ -13,8 +13,10 @@ import { cpuMs, cpuMsAsync, median } from "./cpu.js";
  * 1. Re-encoding, in process: one 1 MB tool call in 16-byte deltas (the bench's standard stream),
  *    decoded by toolwire (what any toolwire user pays) and re-encoded (decode + split into raw
  *    events + hold/forward). The proxy overhead is the difference, as a share of the decode.
- * 2. Through HTTP: the same stream from a local upstream, read by a client that decodes it, direct
- *    and through `toolwire proxy`: CPU time of the whole process (upstream, proxy and client).
+ * 2. Through HTTP: the same stream from a local upstream, read by a client that decodes it, direct,
+ *    through a proxy built the same way that forwards the bytes untouched (node:http in front of
+ *    the global fetch: the cost of the hop alone), and through `toolwire proxy`: CPU time of the
+ *    whole process (upstream, proxy and client).
  * 3. 100 concurrent streams held open through the proxy (paced upstream), all checked.
  *
  * CPU time, not wall time: the machine is shared. Medians of several runs.
@@ -116,6 +118,39 @@ function eventGroups(body: string, count: number): Uint8Array[] {
   return out;
 }
 
+/**
+ * A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is
+ * (node:http in front of the global fetch): what the HTTP hop costs without toolwire.
+ */
+async function passThroughProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => {
+      void (async () => {
+        const response = await fetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
+        res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "application/octet-stream" });
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (!res.write(value)) await new Promise((resolve) => res.once("drain", resolve));
+        }
+        res.end();
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 async function readAndDecode(url: string, provider: ProviderName): Promise<number> {
   const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
   const decoder = createByteDecoder(provider);
@@ -129,25 +164,29 @@ async function readAndDecode(url: string, provider: ProviderName): Promise<numbe
 }
 
 async function overHttp(): Promise<void> {
-  console.log(`\n2. Through HTTP: the same stream read and decoded by a client, direct and through toolwire proxy (CPU ms of the process, median of 9)`);
+  console.log(`\n2. Through HTTP: the same stream read and decoded by a client, direct, through a byte-forwarding proxy, and through toolwire proxy (CPU ms of the process, median of 9)`);
   for (const provider of ["anthropic", "openai-chat"] as const) {
     const upstream = await upstreamServer(bodies[provider]);
+    const pipe = await passThroughProxy(upstream.url);
     const proxy = await startProxy({ upstream: upstream.url });
     const path = provider === "anthropic" ? "/v1/messages" : "/v1/chat/completions";
-    for (let i = 0; i < 3; i++) {
-      await readAndDecode(`${upstream.url}${path}`, provider);
-      await readAndDecode(`${proxy.url}${path}`, provider);
-    }
-    const direct: number[] = [];
-    const proxied: number[] = [];
+    const routes = { direct: upstream.url, pipe: pipe.url, toolwire: proxy.url };
+    const times: Record<keyof typeof routes, number[]> = { direct: [], pipe: [], toolwire: [] };
+    for (let i = 0; i < 3; i++) for (const url of Object.values(routes)) await readAndDecode(`${url}${path}`, provider);
     for (let i = 0; i < 9; i++) {
-      direct.push(await cpuMsAsync(async () => void (await readAndDecode(`${upstream.url}${path}`, provider))));
-      proxied.push(await cpuMsAsync(async () => void (await readAndDecode(`${proxy.url}${path}`, provider))));
+      for (const [route, url] of Object.entries(routes) as Array<[keyof typeof routes, string]>) {
+        times[route].push(await cpuMsAsync(async () => void (await readAndDecode(`${url}${path}`, provider))));
+      }
     }
-    const d = median(direct);
-    const p = median(proxied);
-    console.log(`   ${provider.padEnd(12)} direct ${d.toFixed(1)} ms   through the proxy ${p.toFixed(1)} ms   added ${(p - d).toFixed(1)} ms (${(((p - d) / d) * 100).toFixed(0)}%; the proxy's HTTP hop included)`);
+    const d = median(times.direct);
+    const b = median(times.pipe);
+    const p = median(times.toolwire);
+    const share = (ms: number): string => `${(((ms - d) / d) * 100).toFixed(0)}%`;
+    console.log(
+      `   ${provider.padEnd(12)} direct ${d.toFixed(1)} ms   byte-forwarding proxy ${b.toFixed(1)} ms (+${share(b)})   toolwire proxy ${p.toFixed(1)} ms (+${share(p)}; ${(p - b).toFixed(1)} ms more than forwarding)`,
+    );
     await proxy.close();
+    await pipe.close();
     await upstream.close();
   }
 }

@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import { startProxy } from "../src/node/proxy.js";
@@ -65,6 +65,19 @@ function inProcess(): void {
   }
 }
 
+/** `server` listening on a free loopback port: its URL, and a close that ends open connections. */
+async function listening(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /**
  * Serves `body`: whole when `paceMs` is 0, else its events a few at a time every `paceMs` (so that
  * many streams are open at once). Counts the responses open at the same time.
@@ -98,16 +111,7 @@ async function upstreamServer(body: string, paceMs = 0): Promise<{ url: string; 
       next();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-    maxOpen: () => maxOpen,
-  };
+  return { ...(await listening(server)), maxOpen: () => maxOpen };
 }
 
 /** The body cut after every `count` SSE events. */
@@ -140,15 +144,7 @@ async function passThroughProxy(upstream: string): Promise<{ url: string; close(
       })();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listening(server);
 }
 
 async function readAndDecode(url: string, provider: ProviderName): Promise<number> {

@@ -163,9 +163,9 @@ describe("limits hold through the byte decoder for every provider", () => {
     },
   );
 
-  it.each(providers)("%s: the argument size cap holds for every argument source, whole objects included", (provider) => {
-    const bytes = encodeWire(provider, renderSpec(provider, longCall(5000)));
-    const turn = decodeBytes(provider, bytes, 4096, { limits: { maxArgumentChars: 1000 } });
+  it.each(providers.flatMap((p) => framingsFor(p).map((framing) => [p, framing] as const)))("%s (%s): the argument size cap holds for every argument source, whole objects included", (provider, framing) => {
+    const bytes = encodeWire(provider, renderSpec(provider, longCall(5000)), { framing });
+    const turn = decodeBytes(provider, bytes, 4096, { framing, limits: { maxArgumentChars: 1000 } });
     expect(turn.toolCalls).toHaveLength(1);
     expect(turn.toolCalls[0]).toMatchObject({ arguments: null, error: { code: "too_large" } });
     expect(turn.toolCalls[0]?.rawArguments.length).toBeLessThanOrEqual(1000);

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createByteDecoder } from "../src/adapters/bytes.js";
+import { firstEvent } from "../src/node/first-event.js";
 import { startProxy } from "../src/node/proxy.js";
 import { createReencoder } from "../src/reencode/index.js";
 import type { ProviderName } from "../src/types.js";
@@ -138,7 +139,11 @@ async function passThroughProxy(upstream: string): Promise<{ url: string; close(
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (!res.write(value)) await new Promise((resolve) => res.once("drain", resolve));
+          if (!res.write(value)) await firstEvent(res, ["drain", "close"]);
+          if (res.destroyed) {
+            await reader.cancel().catch(() => {});
+            break;
+          }
         }
         res.end();
       })();

@@ -10,6 +10,7 @@ import { supportedProviders } from "../src/providers/registry.js";
 import { renderSpec, type TurnSpec } from "../src/testing/generators.js";
 import { rewriteArguments } from "../src/testing/shapes.js";
 import { encodeWire, framingsFor } from "../src/testing/wire.js";
+import type { FramingName } from "../src/framing/framer.js";
 import { a, toolStream } from "./helpers/anthropic-events.js";
 
 function decode(events: ProviderEvent[], options: DecoderOptions = {}): DecodedTurn {
@@ -141,6 +142,8 @@ describe("no super-linear work on adversarial text", () => {
 
 describe("limits hold through the byte decoder for every provider", () => {
   const providers = supportedProviders();
+  /** Every provider in every framing its bytes may arrive in. */
+  const framed = providers.flatMap((p) => framingsFor(p).map((framing) => [p, framing] as const));
   const longCall = (length: number): TurnSpec => ({ text: ["hi"], calls: [{ id: "long1", name: "write", arguments: { s: "x".repeat(length) } }], fragmentSizes: [1_000_000], streamedArgs: false, callPerChunk: true });
   const decodeBytes = (provider: ProviderName, bytes: Uint8Array, chunk: number, options: ByteDecoderOptions): DecodedTurn => {
     const decoder = createByteDecoder(provider, options);
@@ -150,7 +153,7 @@ describe("limits hold through the byte decoder for every provider", () => {
 
   // Event-stream frames (Bedrock, and Claude on Bedrock's chunk frames) are length-prefixed and
   // capped at 16 MiB by the event-stream spec instead.
-  it.each(providers.flatMap((p) => framingsFor(p).filter((framing) => framing !== "aws-eventstream").map((framing) => [p, framing] as const)))(
+  it.each(framed.filter((entry): entry is readonly [ProviderName, Exclude<FramingName, "aws-eventstream">] => entry[1] !== "aws-eventstream"))(
     "%s (%s): a line past maxLineChars stops framing, the same however the bytes are chunked",
     (provider, framing) => {
       const bytes = encodeWire(provider, renderSpec(provider, longCall(5000)), { framing });
@@ -163,7 +166,7 @@ describe("limits hold through the byte decoder for every provider", () => {
     },
   );
 
-  it.each(providers.flatMap((p) => framingsFor(p).map((framing) => [p, framing] as const)))("%s (%s): the argument size cap holds for every argument source, whole objects included", (provider, framing) => {
+  it.each(framed)("%s (%s): the argument size cap holds for every argument source, whole objects included", (provider, framing) => {
     const bytes = encodeWire(provider, renderSpec(provider, longCall(5000)), { framing });
     const turn = decodeBytes(provider, bytes, 4096, { framing, limits: { maxArgumentChars: 1000 } });
     expect(turn.toolCalls).toHaveLength(1);

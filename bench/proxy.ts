@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createByteDecoder } from "../src/adapters/bytes.js";
-import { firstEvent } from "../src/node/first-event.js";
+import { forwardBody } from "../src/node/forward-body.js";
 import { startProxy } from "../src/node/proxy.js";
 import { createReencoder } from "../src/reencode/index.js";
 import type { ProviderName } from "../src/types.js";
@@ -135,16 +135,7 @@ async function passThroughProxy(upstream: string): Promise<{ url: string; close(
       void (async () => {
         const response = await fetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
         res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "application/octet-stream" });
-        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (!res.write(value)) await firstEvent(res, ["drain", "close"]);
-          if (res.destroyed) {
-            await reader.cancel().catch(() => {});
-            break;
-          }
-        }
+        await forwardBody(response.body as ReadableStream<Uint8Array>, res);
         res.end();
       })();
     });

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { ToolwireError } from "../errors.js";
 import { createRepairingFetch, type FetchLike, type RepairingFetchOptions } from "../fetch/index.js";
-import { firstEvent } from "./first-event.js";
+import { forwardBody } from "./forward-body.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
 
@@ -132,16 +132,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       res.writeHead(response.status, response.statusText, outHeaders);
       res.flushHeaders();
       if (response.body) {
-        const reader = response.body.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (!res.write(value)) await firstEvent(res, ["drain", "close"]);
-          if (res.destroyed) {
-            await reader.cancel().catch(() => {});
-            break;
-          }
-        }
+        await forwardBody(response.body, res);
         if (reports.length > before || known) res.addTrailers({ "x-toolwire-repairs": repairSummary(reports) });
       }
       finished = true;

@@ -98,9 +98,9 @@ function decodeOnce(chunks: Uint8Array[], options: DecoderOptions): number {
 }
 
 /** A stream of about `bytes` SSE bytes. */
-export function streamOfBytes(bytes: number): string {
+export function streamOfBytes(bytes: number, paragraphs: readonly string[] = PARAGRAPHS): string {
   // About 150 bytes of chunk envelope per delta of 16.5 characters on average.
-  return sseBody(assistantText(Math.round((bytes / 166) * 16.5)));
+  return sseBody(assistantText(Math.round((bytes / 166) * 16.5), paragraphs));
 }
 
 /** The same paragraphs without the characters markers begin with: the floor of the per-delta check. */
@@ -112,7 +112,7 @@ type StreamName = (typeof STREAMS)[number];
 function streamNamed(name: StreamName): string {
   if (name === "1 MB stream") return streamOfBytes(MB);
   if (name === "1 MB of text") return sseBody(assistantText(MB));
-  if (name === "1 MB stream without < or [") return sseBody(assistantText(Math.round((MB / 166) * 16.5), UNMARKED));
+  if (name === "1 MB stream without < or [") return streamOfBytes(MB, UNMARKED);
   // Token-sized deltas (1 to 8 characters), as OpenAI-compatible servers send them: about 140
   // bytes of envelope per delta of 4.5 characters.
   return sseBody(assistantText(Math.round((MB / 145) * 4.5), PROSE), 8);

@@ -1,17 +1,20 @@
 /**
- * Regenerates testdata/<provider>/*.ndjson from the upstream conformance corpus
- * (testdata/upstream, described by its MANIFEST.md), so that every recorded stream the
- * tests replay is traceable to upstream bytes and reproducible by running this script.
+ * Imports the upstream corpus (other projects' recorded streams, described by its MANIFEST.md) into
+ * toolwire's recorded-stream files. The corpus is not part of the repository: it is found at
+ * `$TOOLWIRE_CORPUS/upstream` or `../shared/corpus/upstream`. The tests import it in memory
+ * (`importUpstream`); this script writes the same files into the git-ignored `.corpus-cache/`,
+ * so that the CLI can replay them:
  *
- *   npm run import-corpus                 # corpus at testdata/upstream
- *   TOOLWIRE_CORPUS=/path npm run import-corpus
+ *   npm run import-corpus && npx toolwire replay .corpus-cache
+ *   TOOLWIRE_CORPUS=/path/holding/upstream npm run import-corpus
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { serializeRecords } from "../src/framing/records.js";
+import { serializeRecords, type RecordedStream } from "../src/framing/records.js";
 import { importFile } from "../src/import/index.js";
 import type { ProviderName } from "../src/types.js";
 
@@ -187,19 +190,6 @@ function gitBlobId(bytes: Uint8Array): string {
   return createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
 }
 
-async function listCorpus(corpusDir: string): Promise<{ files: string[]; repos: string[] }> {
-  const files: string[] = [];
-  const repos: string[] = [];
-  for (const entry of (await readdir(corpusDir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (!entry.isDirectory()) continue;
-    repos.push(entry.name);
-    for (const name of (await readdir(join(corpusDir, entry.name))).sort()) {
-      if (!LICENSE_FILES.includes(name)) files.push(`${entry.name}/${name}`);
-    }
-  }
-  return { files, repos };
-}
-
 function checkTable(files: readonly string[], manifest: Map<string, ManifestRow>): void {
   const problems: string[] = [];
   const inTable = new Set(Object.keys(CORPUS_TABLE));
@@ -232,7 +222,7 @@ function headerFor(row: ManifestRow, entry: CorpusEntry, format: string, repoFol
     GENERATED_MARKER.replace(/^# /, ""),
     `upstream: ${row.repo} ${row.path}`,
     `commit: ${row.commit} (blob ${row.blob}, verified)`,
-    `licence: ${row.license}; full text in testdata/LICENSES/${repoFolder}/`,
+    `licence: ${row.license}; full text in the corpus at ${repoFolder}/UPSTREAM_LICENSE`,
     `origin: ${row.origin}`,
     `upstream container: ${row.format}`,
     `converter: toolwire import, format ${format}`,
@@ -247,23 +237,46 @@ async function writeOut(path: string, content: string | Uint8Array): Promise<voi
   await writeFile(path, content);
 }
 
-export async function importCorpus(corpusDir: string, outDir: string): Promise<Report> {
+/** One corpus file imported in memory: its recorded streams and the file text the CLI replays. */
+export interface ImportedFile extends ReportEntry {
+  row: ManifestRow;
+  streamsData: RecordedStream[];
+  /** The records file, with its provenance header (`serializeRecords`). */
+  text: string;
+}
+
+function listCorpusSync(corpusDir: string): { files: string[]; repos: string[] } {
+  const files: string[] = [];
+  const repos: string[] = [];
+  for (const entry of readdirSync(corpusDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!entry.isDirectory()) continue;
+    repos.push(entry.name);
+    for (const name of readdirSync(join(corpusDir, entry.name)).sort()) {
+      if (!LICENSE_FILES.includes(name)) files.push(`${entry.name}/${name}`);
+    }
+  }
+  return { files, repos };
+}
+
+/**
+ * Imports every file of the upstream corpus in memory, checking each against the manifest (size
+ * and git blob id) and the table (provider). Throws a CorpusError on the first disagreement.
+ */
+export function importUpstream(corpusDir: string): { files: ImportedFile[]; repos: string[] } {
   const manifestPath = join(corpusDir, "MANIFEST.md");
   if (!existsSync(manifestPath)) throw new CorpusError(`no MANIFEST.md in ${corpusDir}: is this the upstream corpus folder?`);
-  const manifest = parseManifest(await readFile(manifestPath, "utf8"));
-  const { files, repos } = await listCorpus(corpusDir);
+  const manifest = parseManifest(readFileSync(manifestPath, "utf8"));
+  const { files, repos } = listCorpusSync(corpusDir);
   checkTable(files, manifest);
 
-  const report: Report = { corpusDir, outDir, files: [], licenses: [], removed: [] };
-  const usedRepos = new Set<string>();
+  const imported: ImportedFile[] = [];
   for (const local of files) {
     const entry = CORPUS_TABLE[local] as CorpusEntry;
     const row = manifest.get(local) as ManifestRow;
     const repoFolder = local.split("/")[0] as string;
     const fileName = local.slice(repoFolder.length + 1);
-    usedRepos.add(repoFolder);
 
-    const bytes = new Uint8Array(await readFile(join(corpusDir, local)));
+    const bytes = new Uint8Array(readFileSync(join(corpusDir, local)));
     const blob = gitBlobId(bytes);
     if (!blob.startsWith(row.blob)) {
       throw new CorpusError(`${local}: git blob ${blob.slice(0, 12)} differs from MANIFEST.md's ${row.blob}; the corpus copy is not the upstream file`);
@@ -280,18 +293,32 @@ export async function importCorpus(corpusDir: string, outDir: string): Promise<R
       }
     }
     const streams = result.streams.map((stream) => ({ ...stream, provider: entry.provider }));
-    const out = outputName(local, entry);
-    const text = serializeRecords(streams, { header: headerFor(row, entry, result.format, repoFolder, result.notes) });
-    await writeOut(join(outDir, out), text);
-    report.files.push({
+    imported.push({
       local,
-      out,
+      out: outputName(local, entry),
       provider: entry.provider,
       format: result.format,
       streams: streams.length,
       events: streams.reduce((sum, stream) => sum + stream.events.length, 0),
       notes: result.notes,
+      row,
+      streamsData: streams,
+      text: serializeRecords(streams, { header: headerFor(row, entry, result.format, repoFolder, result.notes) }),
     });
+  }
+  return { files: imported, repos };
+}
+
+/** Imports the corpus and writes the records files (and licences) into outDir, removing stale ones. */
+export async function importCorpus(corpusDir: string, outDir: string): Promise<Report> {
+  const { files, repos } = importUpstream(corpusDir);
+  const report: Report = { corpusDir, outDir, files: [], licenses: [], removed: [] };
+  const usedRepos = new Set<string>();
+  for (const file of files) {
+    usedRepos.add(file.local.split("/")[0] as string);
+    await writeOut(join(outDir, file.out), file.text);
+    const { row: _row, streamsData: _streams, text: _text, ...entry } = file;
+    report.files.push(entry);
   }
 
   for (const repo of repos) {
@@ -352,8 +379,14 @@ export function repoRoot(from: string = dirname(fileURLToPath(import.meta.url)))
   }
 }
 
+/** The upstream corpus: `$TOOLWIRE_CORPUS/upstream`, else `../shared/corpus/upstream` beside the checkout. */
 export function defaultCorpusDir(root: string = repoRoot()): string {
-  return process.env.TOOLWIRE_CORPUS ? resolve(process.env.TOOLWIRE_CORPUS) : join(root, "testdata", "upstream");
+  return process.env.TOOLWIRE_CORPUS ? join(resolve(process.env.TOOLWIRE_CORPUS), "upstream") : resolve(root, "..", "shared", "corpus", "upstream");
+}
+
+/** Where `npm run import-corpus` writes: git-ignored, never shipped. */
+export function cacheDir(root: string = repoRoot()): string {
+  return join(root, ".corpus-cache");
 }
 
 function printReport(report: Report, root: string): void {
@@ -375,9 +408,9 @@ async function main(): Promise<void> {
   const root = repoRoot();
   const corpusDir = defaultCorpusDir(root);
   if (!existsSync(corpusDir)) {
-    throw new CorpusError(`corpus not found at ${corpusDir}; set TOOLWIRE_CORPUS to the upstream corpus folder`);
+    throw new CorpusError(`corpus not found at ${corpusDir}; set TOOLWIRE_CORPUS to a directory holding upstream/ (other projects' recordings are not part of the repository)`);
   }
-  const report = await importCorpus(corpusDir, join(root, "testdata"));
+  const report = await importCorpus(corpusDir, cacheDir(root));
   printReport(report, root);
 }
 

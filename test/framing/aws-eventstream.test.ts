@@ -1,6 +1,4 @@
 import fc from "fast-check";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   base64ToBytes,
@@ -13,14 +11,21 @@ import {
   unwrapInvokeModelChunk,
   type EventStreamMessage,
 } from "../../src/framing/aws-eventstream.js";
-import { CORPUS_DIR } from "../import/corpus.js";
+import { describeCorpus } from "../helpers/corpus.js";
+import { corpusFile } from "../import/corpus.js";
 
-const FIXTURE = "vercel__ai/packages__amazon-bedrock__src____fixtures____model-stream-error-exception.eventstream.base64.txt";
-// Inlined so the framing tests run without the corpus; checked against the file when it is there.
-const FIXTURE_BASE64 =
-  "AAAA3QAAAGfHkZB6DTptZXNzYWdlLXR5cGUHAAlleGNlcHRpb24POmV4Y2VwdGlvbi10eXBlBwAZbW9kZWxTdHJlYW1FcnJvckV4Y2VwdGlvbg06Y29udGVudC10eXBlBwAQYXBwbGljYXRpb24vanNvbnsibWVzc2FnZSI6Ik1vZGVsIFN0cmVhbSBFcnJvciIsIm9yaWdpbmFsU3RhdHVzQ29kZSI6NTAwLCJvcmlnaW5hbE1lc3NhZ2UiOiJUaGUgbW9kZWwgc3RyZWFtIGZhaWxlZC4ifVczQxM=";
+/**
+ * A Bedrock exception frame as the service sends one mid-stream (headers in the order AWS writes
+ * them), built here so the framing tests need no recording. The upstream corpus's recorded
+ * exception frame is checked separately where the corpus is present.
+ */
+const EXCEPTION_PAYLOAD = { message: "Stream interrupted", originalStatusCode: 503, originalMessage: "The upstream model was unavailable." };
+const FIXTURE_BYTES = encodeEventStreamMessage(
+  { ":message-type": "exception", ":exception-type": "modelStreamErrorException", ":content-type": "application/json" },
+  JSON.stringify(EXCEPTION_PAYLOAD),
+);
 
-const fixtureBytes = (): Uint8Array => base64ToBytes(FIXTURE_BASE64);
+const fixtureBytes = (): Uint8Array => FIXTURE_BYTES.slice();
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 function concat(parts: Uint8Array[]): Uint8Array {
@@ -55,12 +60,17 @@ describe("crc32", () => {
   });
 });
 
-describe("the vercel/ai model-stream-error fixture", () => {
-  it("is the corpus file's content", () => {
-    const path = join(CORPUS_DIR, FIXTURE);
-    expect(readFileSync(path, "utf8").trim()).toBe(FIXTURE_BASE64);
+describeCorpus("upstream", "the recorded model-stream-error frame (vercel/ai's fixture, in the corpus)", () => {
+  it("decodes to one exception frame with valid checksums", () => {
+    const { bytes } = corpusFile("vercel__ai/packages__amazon-bedrock__src____fixtures____model-stream-error-exception.eventstream.base64.txt");
+    const [message, ...rest] = decodeEventStream(base64ToBytes(new TextDecoder().decode(bytes).trim()));
+    expect(rest).toHaveLength(0);
+    expect(message?.headers).toEqual({ ":message-type": "exception", ":exception-type": "modelStreamErrorException", ":content-type": "application/json" });
+    expect(Object.keys(JSON.parse(text(message!.payload)) as object)).toEqual(["message", "originalStatusCode", "originalMessage"]);
   });
+});
 
+describe("a model-stream-error exception frame", () => {
   it("decodes to one exception frame with valid checksums", () => {
     const [message, ...rest] = decodeEventStream(fixtureBytes());
     expect(rest).toHaveLength(0);
@@ -69,23 +79,14 @@ describe("the vercel/ai model-stream-error fixture", () => {
       ":exception-type": "modelStreamErrorException",
       ":content-type": "application/json",
     });
-    expect(JSON.parse(text(message!.payload))).toEqual({
-      message: "Model Stream Error",
-      originalStatusCode: 500,
-      originalMessage: "The model stream failed.",
-    });
+    expect(JSON.parse(text(message!.payload))).toEqual(EXCEPTION_PAYLOAD);
   });
 
   it("maps to an exception provider event", () => {
     const [message] = decodeEventStream(fixtureBytes());
     expect(toProviderEvent(message!)).toEqual({
       event: "exception",
-      data: {
-        exceptionType: "modelStreamErrorException",
-        message: "Model Stream Error",
-        originalStatusCode: 500,
-        originalMessage: "The model stream failed.",
-      },
+      data: { exceptionType: "modelStreamErrorException", ...EXCEPTION_PAYLOAD },
     });
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { encodeEventStreamMessage } from "../../src/framing/aws-eventstream.js";
 import { ImportError, importFile, providerFromUrl } from "../../src/import/index.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { corpusFile, utf8 } from "./corpus.js";
 
 const summary = (result: ReturnType<typeof importFile>) => result.streams.map((s) => [s.sequence, s.provider, s.events.length]);
@@ -10,7 +11,7 @@ const firstLast = (events: { event?: string; data: unknown }[]) => [
   events.at(-1)?.event ?? (typeof events.at(-1)?.data === "string" ? events.at(-1)?.data : Object.keys(events.at(-1)?.data as object)[0]),
 ];
 
-describe("go-vcr v2 cassettes (corpus)", () => {
+describeCorpus("upstream", "go-vcr v2 cassettes (corpus)", () => {
   it("imports charmbracelet/fantasy Anthropic multi_tool_streaming: one stream per interaction", () => {
     const { name, bytes } = corpusFile("charmbracelet__fantasy/providertests__testdata__TestAnthropicCommon__claude-sonnet-4__multi_tool_streaming.yaml");
     const result = importFile(name, bytes);
@@ -48,7 +49,7 @@ describe("go-vcr v2 cassettes (corpus)", () => {
   });
 });
 
-describe("VCR.py cassettes (corpus)", () => {
+describeCorpus("upstream", "VCR.py cassettes (corpus)", () => {
   it("imports pydantic-ai's temporal cassette (body.string SSE, three streamed interactions)", () => {
     const { name, bytes } = corpusFile("pydantic__pydantic-ai/tests__cassettes__test_temporal__test_complex_agent_run.yaml");
     const result = importFile(name, bytes);

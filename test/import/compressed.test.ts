@@ -6,7 +6,7 @@ import { parseRecords } from "../../src/framing/records.js";
 import { ImportError, importFile, importRecording } from "../../src/import/index.js";
 import { replayEvents } from "../../src/replay.js";
 import { TESTDATA } from "../helpers/testdata.js";
-import { corpusFile, utf8 } from "./corpus.js";
+import { utf8 } from "./corpus.js";
 
 /** A recorded Gemini stream (from the corpus, via testdata) and its payloads. */
 const GEMINI = parseRecords(readFileSync(join(TESTDATA, "gemini", "charmbracelet__fantasy__TestGoogleCommon__gemini-2.5-flash__multi_tool_streaming.ndjson"), "utf8"))[0]!;
@@ -63,7 +63,20 @@ describe("Gemini streamGenerateContent without alt=sse (a JSON array body)", () 
 });
 
 describe("gzip-compressed recordings (importRecording, DecompressionStream)", () => {
-  const sse = corpusFile("anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt");
+  // A hand-written Anthropic stream: text, then one tool_use whose input arrives in two fragments.
+  const events: Array<[string, unknown]> = [
+    ["message_start", { type: "message_start", message: { id: "msg_tw1", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1 } } }],
+    ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+    ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Looking it up." } }],
+    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    ["content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_tw1", name: "get_weather", input: {} } }],
+    ["content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"locat' } }],
+    ["content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: 'ion": "Paris"}' } }],
+    ["content_block_stop", { type: "content_block_stop", index: 1 }],
+    ["message_delta", { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 20 } }],
+    ["message_stop", { type: "message_stop" }],
+  ];
+  const sse = { name: "weather.txt", bytes: utf8(events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("")) };
 
   it("a .gz file imports like the file it holds", async () => {
     const plain = importFile(sse.name, sse.bytes);

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { encodeEventStreamMessage } from "../../src/framing/aws-eventstream.js";
 import { ImportError, importFile } from "../../src/import/index.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { corpusFile } from "./corpus.js";
 
 function frame(eventType: string, payload: unknown): Uint8Array {
   return encodeEventStreamMessage({ ":event-type": eventType, ":content-type": "application/json", ":message-type": "event" }, JSON.stringify(payload));
 }
 
-describe("AWS event stream (corpus)", () => {
+describeCorpus("upstream", "AWS event stream (corpus)", () => {
   it("imports the base64 exception fixture as one Bedrock exception event", () => {
     const { name, bytes } = corpusFile("vercel__ai/packages__amazon-bedrock__src____fixtures____model-stream-error-exception.eventstream.base64.txt");
     const result = importFile(name, bytes);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dechunk, ImportError, importFile } from "../../src/import/index.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { corpusFile, utf8 } from "./corpus.js";
 
 function trace(exchanges: Array<{ request: string; response: Uint8Array | string }>): Uint8Array {
@@ -21,7 +22,7 @@ function trace(exchanges: Array<{ request: string; response: Uint8Array | string
 const request = (url: string, body = '{"stream":true}') =>
   `POST ${url} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${utf8(body).length}\r\n\r\n${body}`;
 
-describe("httprr v1 (corpus)", () => {
+describeCorpus("upstream", "httprr v1 (corpus)", () => {
   it("imports the langchaingo Ollama trace: non-streamed /api/chat answers become one-record streams", () => {
     const { name, bytes } = corpusFile("vxcontrol__langchaingo/llms__ollama__testdata__TestToolCall.httprr");
     const result = importFile(name, bytes);

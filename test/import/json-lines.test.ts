@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ImportError, importFile } from "../../src/import/index.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { corpusFile, utf8 } from "./corpus.js";
 
-describe("JSON per line: vercel/ai *.chunks.txt (corpus)", () => {
+describeCorpus("upstream", "JSON per line: vercel/ai *.chunks.txt (corpus)", () => {
   it("imports an Anthropic chunks file as bare payloads without event names", () => {
     const { name, bytes } = corpusFile("vercel__ai/packages__anthropic__src____fixtures____anthropic-tool-no-args.chunks.txt");
     const result = importFile(name, bytes);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ImportError, importFile } from "../../src/import/index.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { corpusFile, utf8 } from "./corpus.js";
 
-describe("kilroy {sequence,event,data} NDJSON (corpus)", () => {
+describeCorpus("upstream", "kilroy {sequence,event,data} NDJSON (corpus)", () => {
   it("is read as records: six labelled sequences, comments kept as notes", () => {
     const { name, bytes } = corpusFile("danshapiro__kilroy/internal__llm__providers__anthropic__testdata__kimi_tool_call_sequences.ndjson");
     const result = importFile(name, bytes, { provider: "anthropic" });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { importFile } from "../../src/import/index.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { corpusFile, utf8 } from "./corpus.js";
 
-describe("raw SSE text (corpus)", () => {
+describeCorpus("upstream", "raw SSE text (corpus)", () => {
   it("imports the Anthropic SDK tool_use fixture with its event names", () => {
     const { name, bytes } = corpusFile("anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt");
     const result = importFile(name, bytes);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { importUpstream, type ImportedFile } from "../../scripts/import-corpus.js";
 import { parseRecords, type RecordedStream } from "../../src/framing/records.js";
@@ -46,6 +46,7 @@ export function upstreamExpectationPath(local: string): string {
 /** The project's own recorded streams of one provider (testdata/<provider>/*.ndjson). */
 export function ownTestdataFiles(provider: ProviderName): TestdataFile[] {
   const dir = join(TESTDATA, provider);
+  if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((name) => name.endsWith(".ndjson"))
     .sort()

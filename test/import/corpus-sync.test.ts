@@ -1,12 +1,13 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { CORPUS_TABLE, CorpusError, GENERATED_MARKER, importCorpus, parseManifest } from "../../scripts/import-corpus.js";
+import { afterAll, expect, it } from "vitest";
+import { CORPUS_TABLE, CorpusError, GENERATED_MARKER, importCorpus, importUpstream, parseManifest } from "../../scripts/import-corpus.js";
+import { describeCorpus } from "../helpers/corpus.js";
 import { parseRecords } from "../../src/framing/records.js";
 import { CORPUS_DIR, REPO_ROOT } from "./corpus.js";
 
-const TESTDATA = join(REPO_ROOT, "testdata");
+const EXPECTATIONS = join(REPO_ROOT, "testdata", "corpus-expectations", "upstream");
 
 function listFiles(root: string, dir = root): string[] {
   return readdirSync(dir)
@@ -17,48 +18,44 @@ function listFiles(root: string, dir = root): string[] {
     .sort();
 }
 
-function isGenerated(path: string): boolean {
-  return path.startsWith("LICENSES/") || (path.endsWith(".ndjson") && readFileSync(join(TESTDATA, path), "utf8").startsWith(GENERATED_MARKER));
-}
-
-describe(`testdata/ is in sync with the upstream corpus (${CORPUS_DIR})`, () => {
+describeCorpus("upstream", "the upstream corpus imports, and every file has the project's reviewed expectation", () => {
   const out = mkdtempSync(join(tmpdir(), "toolwire-corpus-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("re-importing reproduces the committed testdata byte for byte", async () => {
-    const report = await importCorpus(CORPUS_DIR, out);
-    expect(report.files).toHaveLength(Object.keys(CORPUS_TABLE).length);
-    expect(report.files).toHaveLength(57);
-    const generated = listFiles(out);
-    const committed = listFiles(TESTDATA).filter(isGenerated);
-    // A file only on one side means a renamed/removed table entry: run `npm run import-corpus`.
-    expect(committed).toEqual(generated);
-    for (const path of generated) {
-      const expected = readFileSync(join(out, path));
-      const actual = readFileSync(join(TESTDATA, path));
-      expect(actual.equals(expected), `${path} differs from a fresh import: run \`npm run import-corpus\``).toBe(true);
+  it("importing in memory and writing the cache give the same records", async () => {
+    const { files } = importUpstream(CORPUS_DIR as string);
+    expect(files).toHaveLength(Object.keys(CORPUS_TABLE).length);
+    expect(files).toHaveLength(57);
+    const report = await importCorpus(CORPUS_DIR as string, out);
+    expect(report.files.map((file) => file.out)).toEqual(files.map((file) => file.out));
+    for (const file of files) {
+      const written = readFileSync(join(out, file.out), "utf8");
+      expect(written.startsWith(GENERATED_MARKER)).toBe(true);
+      expect(written).toBe(file.text);
+      expect(parseRecords(written)).toEqual(file.streamsData);
     }
   });
 
-  it("every generated file parses as records with the table's provider", async () => {
-    for (const entry of Object.values(CORPUS_TABLE)) {
-      const dir = join(TESTDATA, entry.provider);
-      for (const name of readdirSync(dir).filter((n) => n.endsWith(`__${entry.short}.ndjson`))) {
-        const streams = parseRecords(readFileSync(join(dir, name), "utf8"));
-        expect(streams.length).toBeGreaterThan(0);
-        for (const stream of streams) expect(stream.provider).toBe(entry.provider);
-      }
+  it("every imported stream carries the table's provider", () => {
+    for (const file of importUpstream(CORPUS_DIR as string).files) {
+      expect(file.streamsData.length).toBeGreaterThan(0);
+      for (const stream of file.streamsData) expect(stream.provider).toBe(CORPUS_TABLE[file.local]?.provider);
     }
+  });
+
+  it("testdata/corpus-expectations/upstream holds one expectation per corpus file, and no other", () => {
+    const expected = Object.keys(CORPUS_TABLE).map((local) => `${local}.expected.json`).sort();
+    expect(listFiles(EXPECTATIONS)).toEqual(expected);
   });
 });
 
-describe("import-corpus fails loudly", () => {
+describeCorpus("upstream", "import-corpus fails loudly", () => {
   const work = mkdtempSync(join(tmpdir(), "toolwire-corpus-copy-"));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   async function failure(mutate: (corpus: string) => void): Promise<string> {
     const corpus = join(work, `c${Math.random().toString(36).slice(2)}`);
-    cpSync(CORPUS_DIR, corpus, { recursive: true });
+    cpSync(CORPUS_DIR as string, corpus, { recursive: true });
     mutate(corpus);
     try {
       await importCorpus(corpus, join(corpus, "out"));
@@ -87,7 +84,7 @@ describe("import-corpus fails loudly", () => {
   });
 
   it("reads all 57 rows of MANIFEST.md", () => {
-    const rows = parseManifest(readFileSync(join(CORPUS_DIR, "MANIFEST.md"), "utf8"));
+    const rows = parseManifest(readFileSync(join(CORPUS_DIR as string, "MANIFEST.md"), "utf8"));
     expect(rows.size).toBe(57);
     expect(rows.get("vxcontrol__langchaingo/llms__ollama__testdata__TestToolCall.httprr")).toMatchObject({
       repo: "vxcontrol/langchaingo",

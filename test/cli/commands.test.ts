@@ -11,11 +11,11 @@ import { parseRecords } from "../../src/framing/records.js";
 import { closestKeys, type ReplayServer, type ReplayStream } from "../../src/node/replay-server.js";
 import { replayEvents } from "../../src/replay.js";
 import type { DecodedTurn } from "../../src/types.js";
-import { CORPUS, TESTDATA } from "../helpers/testdata.js";
+import { TESTDATA } from "../helpers/testdata.js";
 import { cli } from "./support.js";
 
-const KIMI = "anthropic/danshapiro__kilroy__kimi_tool_call_sequences.ndjson";
-const GEMINI = "gemini/charmbracelet__fantasy__TestGoogleCommon__gemini-2.5-flash__multi_tool_streaming.ndjson";
+const KIMI = "anthropic/handwritten__kimi-start-input-quirks.ndjson";
+const GEMINI = "gemini/handwritten__parallel-calls-without-ids.ndjson";
 
 function scratch(): string {
   return mkdtempSync(join(tmpdir(), "toolwire-cli-"));
@@ -66,8 +66,8 @@ describe("toolwire replay: the quick start's report", () => {
 
   it("a short run lists every call, as before", async () => {
     const { out } = await cli(["replay", `testdata/${KIMI}`]);
-    expect(out).toContain("start_input_plus_delta_continuation_invalid_json: anthropic");
-    expect(out).toMatch(/~ glob toolu_5 source=merged repairs=start_continuation/);
+    expect(out).toContain("kimi_start_input_continued_by_delta: anthropic");
+    expect(out).toMatch(/~ glob tool_kimi_05 source=merged repairs=start_continuation/);
   });
 
   it("renderReport cuts long lines with an ellipsis", () => {
@@ -144,13 +144,13 @@ describe("toolwire serve: request log and stream names", () => {
 
   it("logs each request: method, route, status, stream served", async () => {
     const { server, log } = await serve();
-    const response = await post(server, "danshapiro__kilroy__kimi_tool_call_sequences#delta_only_valid_json");
+    const response = await post(server, "handwritten__kimi-start-input-quirks#kimi_delta_only");
     expect(response.status).toBe(200);
     await response.text();
     await (await fetch(`${server.url}/streams`)).text();
     await (await fetch(`${server.url}/v1/embeddings`, { method: "POST", body: "{}" })).text();
     expect(log).toEqual([
-      "toolwire serve: POST /v1/messages 200 danshapiro__kilroy__kimi_tool_call_sequences#delta_only_valid_json\n",
+      "toolwire serve: POST /v1/messages 200 handwritten__kimi-start-input-quirks#kimi_delta_only\n",
       "toolwire serve: GET /streams 200\n",
       "toolwire serve: POST /v1/embeddings 404 no route\n",
     ]);
@@ -158,22 +158,22 @@ describe("toolwire serve: request log and stream names", () => {
 
   it("accepts any unique part of a key", async () => {
     const { server, log } = await serve();
-    const response = await post(server, "continuation_invalid");
+    const response = await post(server, "continued_by");
     expect(response.status).toBe(200);
-    expect(decodeURIComponent(response.headers.get("x-toolwire-stream") ?? "")).toBe("danshapiro__kilroy__kimi_tool_call_sequences#start_input_plus_delta_continuation_invalid_json");
+    expect(decodeURIComponent(response.headers.get("x-toolwire-stream") ?? "")).toBe("handwritten__kimi-start-input-quirks#kimi_start_input_continued_by_delta");
     await response.text();
-    expect(log[0]).toContain("200 danshapiro__kilroy__kimi_tool_call_sequences#start_input_plus_delta_continuation_invalid_json");
+    expect(log[0]).toContain("200 handwritten__kimi-start-input-quirks#kimi_start_input_continued_by_delta");
   });
 
   it("an ambiguous part lists the keys it matches; an unknown one the closest keys", async () => {
     const { server, log } = await serve();
-    const ambiguous = await post(server, "valid_json");
+    const ambiguous = await post(server, "start_then_delta");
     expect(ambiguous.status).toBe(404);
-    expect(await ambiguous.text()).toMatch(/stream 'valid_json' is ambiguous: it matches danshapiro__kilroy__kimi_tool_call_sequences#/);
-    const typo = await post(server, "delta_only_valid_jsno");
+    expect(await ambiguous.text()).toMatch(/stream 'start_then_delta' is ambiguous: it matches handwritten__kimi-start-input-quirks#/);
+    const typo = await post(server, "kimi_delta_onyl");
     expect(typo.status).toBe(404);
     const body = (await typo.json()) as { error: { message: string } };
-    expect(body.error.message).toMatch(/no anthropic stream matches 'delta_only_valid_jsno'; closest: danshapiro__kilroy__kimi_tool_call_sequences#delta_only_valid_json[,;]/);
+    expect(body.error.message).toMatch(/no anthropic stream matches 'kimi_delta_onyl'; closest: handwritten__kimi-start-input-quirks#kimi_delta_only[,;]/);
     expect(log[1]).toMatch(/^toolwire serve: POST \/v1\/messages 404 no anthropic stream matches/);
   });
 
@@ -193,7 +193,7 @@ describe("toolwire serve: request log and stream names", () => {
 describe("toolwire import: gzip and Gemini JSON array bodies", () => {
   it("imports a .gz file like the file it holds", async () => {
     const dir = scratch();
-    const source = join(CORPUS, "anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt");
+    const source = join(TESTDATA, "raw", "anthropic-weather.sse");
     copyFileSync(source, join(dir, "stream.sse"));
     writeFileSync(join(dir, "stream.sse.gz"), gzipSync(readFileSync(source)));
     const plain = await cli(["import", "stream.sse"], { cwd: dir });
@@ -203,7 +203,7 @@ describe("toolwire import: gzip and Gemini JSON array bodies", () => {
     expect(gz.out).toMatch(/^# note: gzip file decompressed/m);
     // …and replays it directly.
     const replayed = await cli(["replay", "stream.sse.gz", "--json"], { cwd: dir });
-    expect(JSON.parse(replayed.out)).toMatchObject({ provider: "anthropic", toolCalls: [{ name: "get_weather", arguments: { location: "Paris" } }] });
+    expect(JSON.parse(replayed.out)).toMatchObject({ provider: "anthropic", toolCalls: [{ name: "get_weather", arguments: { location: "Bergen" } }] });
   });
 
   it("imports a cassette whose body is gzip (Content-Encoding) and a bare Gemini JSON array", async () => {

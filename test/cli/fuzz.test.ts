@@ -32,7 +32,7 @@ describe("toolwire fuzz: progress on a terminal", () => {
   it("runs with npm run fuzz's options over the given recordings, with progress on a TTY only", async () => {
     const dir = mkdtempSync(join(tmpdir(), "toolwire-fuzz-"));
     mkdirSync(join(dir, "anthropic"));
-    copyFileSync(join(TESTDATA, "anthropic", "danshapiro__kilroy__kimi_tool_call_sequences.ndjson"), join(dir, "anthropic", "kimi.ndjson"));
+    copyFileSync(join(TESTDATA, "anthropic", "handwritten__kimi-start-input-quirks.ndjson"), join(dir, "anthropic", "kimi.ndjson"));
     const args = ["fuzz", "anthropic", "--runs", "30", "--runs-per-round", "10", "--seed", "7", "--provider", "anthropic", "--out", "found"];
     const tty = await cli(args, { cwd: dir, isTTY: true });
     expect(tty.code, tty.out).toBe(EXIT.ok);

@@ -6,7 +6,7 @@ import { startServe } from "../../src/cli/commands/serve.js";
 import { EXIT } from "../../src/cli/context.js";
 import { ioReason } from "../../src/cli/input.js";
 import type { ReplayServer } from "../../src/node/replay-server.js";
-import { CORPUS } from "../helpers/testdata.js";
+import { TESTDATA } from "../helpers/testdata.js";
 import { cli } from "./support.js";
 
 /**
@@ -116,7 +116,7 @@ describe("errno reasons are words, without Node's repeat of the path", () => {
 describe("conformance on a recording that is not NDJSON", () => {
   it("never reads the stream as its own expectation; 'expect' writes <file>.expected.json beside it", async () => {
     const dir = scratch();
-    copyFileSync(join(CORPUS, "anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt"), join(dir, "x.sse"));
+    copyFileSync(join(TESTDATA, "raw", "anthropic-weather.sse"), join(dir, "x.sse"));
     const before = await cli(["conformance", "x.sse"], { cwd: dir });
     expect(before.code).toBe(EXIT.ok);
     expect(before.out).toMatch(/x\.sse.*no expectation/);

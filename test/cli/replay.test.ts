@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import type { CliContext } from "../../src/cli/context.js";
-import { CORPUS, TESTDATA } from "../helpers/testdata.js";
+import { TESTDATA } from "../helpers/testdata.js";
 
 async function cli(args: string[], cwd = TESTDATA): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -14,7 +14,7 @@ async function cli(args: string[], cwd = TESTDATA): Promise<{ code: number; out:
   return { code, out, err };
 }
 
-const KIMI = "anthropic/danshapiro__kilroy__kimi_tool_call_sequences.ndjson";
+const KIMI = "anthropic/handwritten__kimi-start-input-quirks.ndjson";
 
 describe("toolwire replay", () => {
   it("prints the JSON-lines contract: one object per sequence, in file order", async () => {
@@ -22,12 +22,12 @@ describe("toolwire replay", () => {
     expect(code).toBe(0);
     const lines = out.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map((l) => l.sequence)).toEqual([
-      "start_input_plus_delta_duplicate",
-      "delta_only_valid_json",
-      "start_input_only_valid_json",
-      "start_input_null_plus_delta_valid_json",
-      "start_input_plus_delta_continuation_invalid_json",
-      "start_input_empty_object_plus_delta_valid_json",
+      "kimi_start_input_repeated_in_delta",
+      "kimi_delta_only",
+      "kimi_start_input_only",
+      "kimi_null_start_then_delta",
+      "kimi_start_input_continued_by_delta",
+      "kimi_empty_start_then_delta",
     ]);
     for (const line of lines) {
       expect(Object.keys(line).sort()).toEqual(["diagnostics", "finishReason", "provider", "sequence", "status", "text", "toolCalls", "usage"]);
@@ -38,10 +38,10 @@ describe("toolwire replay", () => {
     expect(lines[4]?.toolCalls).toEqual([
       {
         index: 0,
-        id: "toolu_5",
+        id: "tool_kimi_05",
         name: "glob",
-        arguments: { pattern: "*.c", path: "demo/rogue/original-rogue" },
-        rawArguments: '{"pattern":"*.c","path":"demo/rogue/original-rogue"}',
+        arguments: { pattern: "*.md", path: "docs/reference" },
+        rawArguments: '{"pattern":"*.md","path":"docs/reference"}',
         source: "merged",
         complete: true,
         repairs: ["start_continuation"],
@@ -51,25 +51,25 @@ describe("toolwire replay", () => {
   });
 
   it("--sequence selects one stream", async () => {
-    const { out } = await cli(["replay", KIMI, "--json", "--sequence", "start_input_only_valid_json"]);
+    const { out } = await cli(["replay", KIMI, "--json", "--sequence", "kimi_start_input_only"]);
     const lines = out.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0] as string)).toMatchObject({ toolCalls: [{ id: "toolu_3", source: "start" }] });
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ toolCalls: [{ id: "tool_kimi_03", source: "start" }] });
   });
 
   it("replays a directory with a readable report and a summary line", async () => {
     const { code, out } = await cli(["replay", "anthropic", "--verbose"]);
     expect(code).toBe(0);
-    expect(out).toContain("✓ get_weather toolu_01NRLabsLyVHZPKxbKvkfSMn");
-    expect(out).toContain("✗ make_file toolu_01EKqbqmZrGRXy18eN7m9kvY truncated (max_tokens)");
-    expect(out).toMatch(/Replayed 13 files, \d+ streams, \d+ tool calls: /);
+    expect(out).toContain("✓ get_forecast toolu_tw_claude_a1");
+    expect(out).toContain("✗ write_file toolu_tw_claude_b2 truncated (max_tokens)");
+    expect(out).toMatch(/Replayed 4 files, \d+ streams, \d+ tool calls: /);
   });
 
-  it("replays an upstream fixture directly, converting it on the fly", async () => {
-    const corpusFile = join(CORPUS, "anthropics__anthropic-sdk-typescript/tests__lib__fixtures__tool_use_response.txt");
-    const { code, out } = await cli(["replay", corpusFile, "--json"]);
+  it("replays a raw SSE body directly, converting it on the fly", async () => {
+    const rawFile = join(TESTDATA, "raw", "anthropic-weather.sse");
+    const { code, out } = await cli(["replay", rawFile, "--json"]);
     expect(code).toBe(0);
-    expect(JSON.parse(out)).toMatchObject({ provider: "anthropic", toolCalls: [{ name: "get_weather", arguments: { location: "Paris" } }] });
+    expect(JSON.parse(out)).toMatchObject({ provider: "anthropic", toolCalls: [{ name: "get_weather", arguments: { location: "Bergen" } }] });
   });
 
   describe("errors are clear and typed by exit code", () => {

@@ -100,21 +100,21 @@ describe("toolwire conformance", () => {
   it("exits 1 and prints the differences when a file differs; a file without expectation is not a failure", async () => {
     const dir = mkdtempSync(join(tmpdir(), "toolwire-conformance-"));
     mkdirSync(join(dir, "gemini"));
-    const name = "vercel__ai__google-tool-call-gemini3";
+    const name = "handwritten__parallel-calls-without-ids";
     copyFileSync(join(TESTDATA, "gemini", `${name}.ndjson`), join(dir, "gemini", `${name}.ndjson`));
-    copyFileSync(join(TESTDATA, "ollama", "vxcontrol__langchaingo__ollama__TestToolCall.ndjson"), join(dir, "gemini", "no-expectation.ndjson"));
+    copyFileSync(join(TESTDATA, "ollama", "handwritten__streamed_parallel_calls.ndjson"), join(dir, "gemini", "no-expectation.ndjson"));
 
     let result = await cli(["conformance", dir], dir);
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/no expectation/);
 
     const expected = JSON.parse(readFileSync(join(TESTDATA, "gemini", `${name}.expected.json`), "utf8")) as Expectation;
-    expected.streams[0]!.toolCalls[0]!.arguments = { location: "Paris" };
+    expected.streams[0]!.toolCalls[0]!.arguments = { amount: 120, from: "EUR", to: "DKK" };
     writeFileSync(join(dir, "gemini", `${name}.expected.json`), JSON.stringify(expected));
     result = await cli(["conformance", dir], dir);
     expect(result.code).toBe(1);
     expect(result.out).toContain(`gemini/${name}.ndjson differs from its expectation:`);
-    expect(result.out).toContain('streams[0].toolCalls[0].arguments.location: expected "Paris", got "San Francisco"');
+    expect(result.out).toContain('streams[0].toolCalls[0].arguments.to: expected "DKK", got "NOK"');
 
     writeFileSync(join(dir, "gemini", `${name}.expected.json`), "{not json");
     result = await cli(["conformance", dir, "--json"], dir);

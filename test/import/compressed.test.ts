@@ -8,8 +8,8 @@ import { replayEvents } from "../../src/replay.js";
 import { TESTDATA } from "../helpers/testdata.js";
 import { utf8 } from "./corpus.js";
 
-/** A recorded Gemini stream (from the corpus, via testdata) and its payloads. */
-const GEMINI = parseRecords(readFileSync(join(TESTDATA, "gemini", "charmbracelet__fantasy__TestGoogleCommon__gemini-2.5-flash__multi_tool_streaming.ndjson"), "utf8"))[0]!;
+/** A Gemini stream of the project's (two id-less calls, then the finish) and its payloads. */
+const GEMINI = parseRecords(readFileSync(join(TESTDATA, "gemini", "handwritten__parallel-calls-without-ids.ndjson"), "utf8"))[0]!;
 const PAYLOADS = GEMINI.events.map((event) => event.data);
 
 /** streamGenerateContent without alt=sse, as Gemini sends it: a pretty-printed array, elements separated by ",\r\n". */

@@ -1,22 +1,34 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { loadReplayStreams, startReplayServer, type ReplayServer, type ReplayStream } from "../../src/node/replay-server.js";
 import { replayEvents } from "../../src/replay.js";
 import { PROVIDERS, type DecodedTurn, type Diagnostic, type ProviderName } from "../../src/types.js";
-import { TESTDATA } from "../helpers/testdata.js";
+import { TESTDATA, upstreamImported } from "../helpers/testdata.js";
 
 /**
- * Every recorded stream of the corpus (testdata/<provider>/), keyed as the replay server keys
- * them. testdata/regressions/ is left out: those are fuzzer-made mutations, not recordings.
+ * Every recorded stream: the project's own (testdata/<provider>/) and, where the upstream corpus is
+ * present, its files imported in memory, keyed as the replay server keys them
+ * (`<provider>/<file>#<sequence>`). testdata/regressions/ is left out: those are fuzzer-made
+ * mutations, not recordings.
  */
 export const TESTDATA_STREAMS: ReplayStream[] = [];
-for (const provider of PROVIDERS) {
-  const dir = join(TESTDATA, provider);
-  if (!existsSync(dir)) continue;
-  for (const stream of await loadReplayStreams([dir])) TESTDATA_STREAMS.push({ ...stream, key: `${provider}/${stream.key}` });
+const imported = upstreamImported();
+const corpusCopy = imported.length > 0 ? mkdtempSync(join(tmpdir(), "toolwire-corpus-streams-")) : null;
+for (const file of imported) {
+  mkdirSync(join(corpusCopy as string, file.provider), { recursive: true });
+  writeFileSync(join(corpusCopy as string, file.out), file.text);
 }
+for (const provider of PROVIDERS) {
+  const dirs = [join(TESTDATA, provider), ...(corpusCopy === null ? [] : [join(corpusCopy, provider)])].filter((dir) => existsSync(dir));
+  for (const dir of dirs) for (const stream of await loadReplayStreams([dir])) TESTDATA_STREAMS.push({ ...stream, key: `${provider}/${stream.key}` });
+}
+if (corpusCopy !== null) rmSync(corpusCopy, { recursive: true, force: true });
+// As one folder would list them: by file, sequences in file order (the sort is stable).
+const fileOf = (key: string): string => key.split("#")[0] as string;
+TESTDATA_STREAMS.sort((a, b) => (fileOf(a.key) < fileOf(b.key) ? -1 : fileOf(a.key) > fileOf(b.key) ? 1 : 0));
 
 export function streamsOf(provider: ProviderName): ReplayStream[] {
   return TESTDATA_STREAMS.filter((stream) => stream.provider === provider);

@@ -6,6 +6,7 @@ import { concatBytes, encodeEventStreamBytes } from "../../src/testing/wire.js";
 import type { DecodedTurn, ProviderEvent } from "../../src/types.js";
 import { cassetteBodies, corpusText } from "../corpus/support.js";
 import { regressionFiles } from "../fuzz/support.js";
+import { corpusDir } from "../helpers/corpus.js";
 import { testdataFiles } from "../helpers/testdata.js";
 import { decodeBytes, reencode } from "./support.js";
 
@@ -80,11 +81,16 @@ const cases: Case[] = [
     // Open ones are known bugs: test/fuzz/regressions.test.ts checks that they still fail.
     .filter((file) => file.regression.provider === "bedrock" && file.regression.status !== "open")
     .map((file) => ({ key: `testdata/regressions/${file.name}`, body: encodeEventStreamBytes(file.regression.mutated), interleaved: interleavesHeldCall(file.regression.mutated) })),
-  ...[
-    "pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_iter_stream.yaml",
-    "pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_code_execution_tool_stream.yaml",
-  ].flatMap((local) => cassetteBodies(local).map((body, n) => ({ key: `upstream/${local}[${n}]`, body: new Uint8Array(body as Uint8Array) }))),
-  { key: "upstream/vercel model-stream-error-exception", body: base64ToBytes(corpusText("vercel__ai/packages__amazon-bedrock__src____fixtures____model-stream-error-exception.eventstream.base64.txt")) },
+  // The upstream corpus's raw binary bodies, where the corpus is present (test/helpers/corpus.ts).
+  ...(corpusDir("upstream") === null
+    ? []
+    : [
+        ...[
+          "pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_iter_stream.yaml",
+          "pydantic__pydantic-ai/tests__models__cassettes__test_bedrock__test_bedrock_model_code_execution_tool_stream.yaml",
+        ].flatMap((local) => cassetteBodies(local).map((body, n) => ({ key: `upstream/${local}[${n}]`, body: new Uint8Array(body as Uint8Array) }))),
+        { key: "upstream/vercel model-stream-error-exception", body: base64ToBytes(corpusText("vercel__ai/packages__amazon-bedrock__src____fixtures____model-stream-error-exception.eventstream.base64.txt")) },
+      ]),
 ];
 
 describe.each(cases.map((c) => [c.key, c] as const))("re-encoding %s", (_key, { body, interleaved }) => {

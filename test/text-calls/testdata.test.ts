@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { parseRecords } from "../../src/framing/records.js";
 import { replayEvents } from "../../src/replay.js";
 import type { DecodedTurn, DecoderOptions } from "../../src/types.js";
-import { TESTDATA } from "../helpers/testdata.js";
+import { TESTDATA, upstreamFile } from "../helpers/testdata.js";
+import { corpusDir } from "../helpers/corpus.js";
 
 /**
  * testdata/text-calls: one stream per syntax and provider pairing, each naming the template or
@@ -75,9 +76,8 @@ describe("testdata/text-calls", () => {
     });
   }
 
-  it("recovers the call from the recorded Groq tool_use_failed stream (pydantic-ai cassette), turn still error", () => {
-    const text = readFileSync(join(TESTDATA, "openai-chat", "pydantic__pydantic-ai__test_groq__test_tool_use_failed_error_streaming.ndjson"), "utf8");
-    const [first] = parseRecords(text);
+  it.skipIf(corpusDir("upstream") === null)("recovers the call from the recorded Groq tool_use_failed stream (pydantic-ai cassette, in the upstream corpus), turn still error", () => {
+    const [first] = upstreamFile("openai-chat", "pydantic__pydantic-ai__test_groq__test_tool_use_failed_error_streaming.ndjson").streams;
     const turn = replayEvents(first!, { textCalls: "auto" });
     expect(turn.status).toBe("error");
     expect(turn.toolCalls).toEqual([

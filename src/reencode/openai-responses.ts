@@ -58,7 +58,8 @@ class OpenAIResponsesReencoder extends SseReencoder {
   private readonly changed = new Map<string, Array<Record<string, unknown>>>();
   /**
    * Items added after a wire item whose arguments the decoder split into several calls: every
-   * later item's output_index moves up by their count, so the client's output list has no clash.
+   * later item's output_index moves up by their count, so the client's output list has no clash;
+   * a withheld item counts -1, so later items move down into its place.
    */
   private readonly inserted: Array<{ after: number; count: number }> = [];
 
@@ -236,8 +237,10 @@ class OpenAIResponsesReencoder extends SseReencoder {
       return;
     }
     const call = calls[0] as ToolCall;
-    if (calls.length === 1 && call.arguments !== null && decodedAsSent(call) && doneItem.call_id === call.id && this.shiftOf(held.outputIndex) === 0) {
-      for (const event of held.events) out.push(event);
+    if (calls.length === 1 && call.arguments !== null && decodedAsSent(call) && doneItem.call_id === call.id) {
+      // As sent; only its output_index moves where an earlier item was split or withheld.
+      const moves = this.shiftOf(held.outputIndex) !== 0;
+      for (const event of held.events) out.push(moves ? this.movedText(event) : event);
       return;
     }
     this.deliver(held, doneItem, calls, out);
@@ -259,7 +262,9 @@ class OpenAIResponsesReencoder extends SseReencoder {
       const id = delivered.length === 0 ? itemId : `${itemId ?? "fc"}_tw${delivered.length + 1}`;
       delivered.push(this.rewrite(held, doneItem, call, out, at === null ? null : at + delivered.length, id));
     }
-    if (delivered.length > 1 && held.outputIndex !== null) this.inserted.push({ after: held.outputIndex, count: delivered.length - 1 });
+    // Split calls push later items up; a withheld item (nothing delivered) pulls them down, so the
+    // client's output list stays dense (the SDKs index it by output_index).
+    if (delivered.length !== 1 && held.outputIndex !== null) this.inserted.push({ after: held.outputIndex, count: delivered.length - 1 });
     if (itemId) this.changed.set(itemId, delivered);
   }
 

@@ -306,3 +306,40 @@ describe("Anthropic: a message_delta before the call's content_block_stop", () =
     }
   });
 });
+
+describe("Responses: items after a withheld call", () => {
+  // An invalid call at output_index 0, a valid call and a message after it. The SDKs index the
+  // response's output by output_index, so a gap left by the withheld call breaks them ("missing
+  // output at index"): later items move down into its place, their events otherwise as sent.
+  const fc = (id: string, name: string, args: string, status = "completed") => ({ id, type: "function_call", status, call_id: `call_${id}`, name, arguments: args });
+  const bad = '{"q": "a "b" c"';
+  const msg = { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "ok", annotations: [] }] };
+  const events = [
+    { type: "response.created", response: { id: "resp_1", object: "response", status: "in_progress", output: [] } },
+    { type: "response.output_item.added", output_index: 0, item: fc("fc_bad", "search", "", "in_progress") },
+    { type: "response.function_call_arguments.delta", item_id: "fc_bad", output_index: 0, delta: bad },
+    { type: "response.output_item.done", output_index: 0, item: fc("fc_bad", "search", bad) },
+    { type: "response.output_item.added", output_index: 1, item: fc("fc_ok", "read", "", "in_progress") },
+    { type: "response.function_call_arguments.delta", item_id: "fc_ok", output_index: 1, delta: '{"path": "a.ts"}' },
+    { type: "response.output_item.done", output_index: 1, item: fc("fc_ok", "read", '{"path": "a.ts"}') },
+    { type: "response.output_item.added", output_index: 2, item: { ...msg, status: "in_progress", content: [] } },
+    { type: "response.output_text.delta", item_id: "msg_1", output_index: 2, content_index: 0, delta: "ok" },
+    { type: "response.output_item.done", output_index: 2, item: msg },
+    { type: "response.completed", response: { id: "resp_1", object: "response", status: "completed", output: [fc("fc_bad", "search", bad), fc("fc_ok", "read", '{"path": "a.ts"}'), msg] } },
+  ].map((data, n) => ({ event: data.type, data: { ...data, sequence_number: n } }));
+
+  it("move down by one in any chunking; the sibling call's arguments pass as sent", () => {
+    const body = encoder.encode(sseBody("openai-responses", events));
+    for (const sizes of [[body.length], [1], [9, 4], [64]]) {
+      const { output, reencoder } = reencode("openai-responses", body, sizes);
+      const text = new TextDecoder().decode(output);
+      const indexes = [...text.matchAll(/"output_index":(\d+)/g)].map((m) => Number(m[1]));
+      expect(new Set(indexes)).toEqual(new Set([0, 1]));
+      expect(text).toContain('"delta":"{\\"path\\": \\"a.ts\\"}"');
+      const again = decodeBytes("openai-responses", output);
+      expect(again.toolCalls.map((call) => [call.id, call.arguments])).toEqual([["call_fc_ok", { path: "a.ts" }]]);
+      expect(again.text).toBe("ok");
+      expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", id: "call_fc_bad" }));
+    }
+  });
+});

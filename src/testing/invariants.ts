@@ -429,7 +429,9 @@ export function checkPreviews(withPreviews: DecodeRun, without: DecodeRun): Viol
 
 /** A call is "clean" when it came whole from its sources with nothing repaired. */
 export function isCleanTurn(turn: DecodedTurn | null): boolean {
-  if (!turn || turn.diagnostics.some((d) => d.code === "message_restarted" || d.code === "internal_error")) return false;
+  // A final snapshot that disagrees with the deltas is a server contradicting itself: a prefix cut
+  // before the snapshot holds the deltas' object, which nothing in the prefix can tell is stale.
+  if (!turn || turn.diagnostics.some((d) => d.code === "message_restarted" || d.code === "internal_error" || d.code === "final_differs_from_delta")) return false;
   return allCalls(turn).every(({ call }) => call.complete && call.arguments !== null && call.repairs.length === 0);
 }
 

@@ -38,8 +38,8 @@ function expected(stream: ReplayStream): unknown {
   return fileTurn(stream).toolCalls.filter((call) => call.arguments !== null).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
 }
 
-const chat = streamsOf("openai-chat").filter((stream) => /index-zero|qianfan|opencodex|xlam-final-flush|venice|length-mid-call|gpt-4o/.test(stream.key));
-const anthropic = streamsOf("anthropic").filter((stream) => /kimi_tool_call_sequences|incomplete_partial_json|claude-sonnet-4__multi_tool/.test(stream.key));
+const chat = streamsOf("openai-chat").filter((stream) => /index-zero|qianfan|opencodex|xlam-final-flush|venice|length-mid-call|gpt-4o|gpt-add-and-multiply/.test(stream.key));
+const anthropic = streamsOf("anthropic").filter((stream) => /kimi_tool_call_sequences|incomplete_partial_json|claude-sonnet-4__multi_tool|kimi-start-input|claude-max-tokens|claude-add-and-multiply/.test(stream.key));
 
 describe("@ai-sdk/openai (chat) through the repairing fetch", () => {
   it.each(chat.map((stream) => [stream.key, stream] as const))("%s", async (_key, stream) => {

@@ -81,23 +81,9 @@ describe.each(streams.map((stream) => [stream.key, stream] as const))("%s", (_ke
 });
 
 describe("Kimi's quirks in a well-formed Messages stream", () => {
-  // kilroy's Kimi sequences lack message_start and use a flat message_delta, which the SDK cannot
-  // read at all. The same sequences as a real server sends them show where the SDK's own
-  // accumulation and toolwire differ on the quirks themselves.
-  const kimi: ReplayStream[] = streams
-    .filter((stream) => stream.key.includes("kimi_tool_call_sequences"))
-    .map((stream) => ({
-      ...stream,
-      key: `${stream.key}+well-formed`,
-      events: [
-        { event: "message_start", data: { type: "message_start", message: { id: `msg_${stream.sequence}`, type: "message", role: "assistant", model: "kimi-k2", content: [], usage: { input_tokens: 1, output_tokens: 1 } } } },
-        ...stream.events.map((event) => {
-          if (event.event !== "message_delta") return event;
-          const { stop_reason, usage } = event.data as { stop_reason: string; usage: Record<string, number> };
-          return { event: "message_delta", data: { type: "message_delta", delta: { stop_reason, stop_sequence: null }, usage } };
-        }),
-      ],
-    }));
+  // The project's own Kimi sequences (testdata/anthropic/handwritten__kimi-start-input-quirks): well-formed
+  // Messages streams, so they show where the SDK's own accumulation and toolwire differ on the quirks themselves.
+  const kimi: ReplayStream[] = streams.filter((stream) => stream.key.includes("handwritten__kimi-start-input-quirks"));
   let kimiServer: ReplayServer;
   let kimiClient: Anthropic;
   beforeAll(async () => {
@@ -117,7 +103,7 @@ describe("Kimi's quirks in a well-formed Messages stream", () => {
       const messageStream = kimiClient.messages.stream(ANTHROPIC_REQUEST, pick(stream));
       messageStream.on("error", () => {});
       const turn = plain(await collectTurn("anthropic", messageStream, { sequence: stream.sequence }));
-      if (stream.sequence === "start_input_plus_delta_continuation_invalid_json") {
+      if (stream.sequence === "kimi_start_input_continued_by_delta") {
         // MessageStream parses the delta alone at content_block_stop and raises before yielding it.
         checkRawDifference({ kind: "throws_early", why: "see the test below", error: /not valid JSON/ }, turn, fileTurn(stream));
       } else {
@@ -127,23 +113,23 @@ describe("Kimi's quirks in a well-formed Messages stream", () => {
   }
 
   it("the full input in content_block_start, streamed again as a delta: both count once, and the SDK agrees", async () => {
-    const stream = kimi.find((s) => s.sequence === "start_input_plus_delta_duplicate") as ReplayStream;
+    const stream = kimi.find((s) => s.sequence === "kimi_start_input_repeated_in_delta") as ReplayStream;
     const turn = fileTurn(stream);
-    expect(turn.toolCalls[0]).toMatchObject({ arguments: { command: "rg --files demo/rogue/original-rogue/*.c" }, source: "delta", repairs: [] });
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: { command: "ls -la src/providers" }, source: "delta", repairs: [] });
     // The SDK drops the start input as soon as a delta arrives, so the duplicate never shows.
-    expect(await anthropicCalls(kimiClient, stream)).toEqual([{ name: "shell", arguments: { command: "rg --files demo/rogue/original-rogue/*.c" } }]);
+    expect(await anthropicCalls(kimiClient, stream)).toEqual([{ name: "shell", arguments: { command: "ls -la src/providers" } }]);
   });
 
   it("a delta that continues the start input: toolwire merges them, the SDK fails on the fragment", async () => {
-    const stream = kimi.find((s) => s.sequence === "start_input_plus_delta_continuation_invalid_json") as ReplayStream;
+    const stream = kimi.find((s) => s.sequence === "kimi_start_input_continued_by_delta") as ReplayStream;
     const turn = fileTurn(stream);
-    expect(turn.toolCalls[0]).toMatchObject({ arguments: { pattern: "*.c", path: "demo/rogue/original-rogue" }, source: "merged", repairs: ["start_continuation"] });
+    expect(turn.toolCalls[0]).toMatchObject({ arguments: { pattern: "*.md", path: "docs/reference" }, source: "merged", repairs: ["start_continuation"] });
     // The SDK parses the delta alone (`,"path":…}`), which is not JSON: finalMessage() rejects.
     expect(await anthropicCalls(kimiClient, stream)).toEqual({ threw: expect.stringMatching(/not valid JSON/) });
   });
 
   it("the other sequences agree", async () => {
-    for (const sequence of ["delta_only_valid_json", "start_input_only_valid_json", "start_input_null_plus_delta_valid_json", "start_input_empty_object_plus_delta_valid_json"]) {
+    for (const sequence of ["kimi_delta_only", "kimi_start_input_only", "kimi_null_start_then_delta", "kimi_empty_start_then_delta"]) {
       const stream = kimi.find((s) => s.sequence === sequence) as ReplayStream;
       expect(agrees(await anthropicCalls(kimiClient, stream), fileTurn(stream)), sequence).toBe(true);
     }

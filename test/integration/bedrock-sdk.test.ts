@@ -39,7 +39,7 @@ const quirks: Array<[string, ProviderEvent[]]> = [
 const quirkStreams: ReplayStream[] = quirks.map(([name, events]) => ({ key: `quirk/${name}`, file: "bedrock-sdk.test.ts", sequence: name, provider: "bedrock", events }));
 const recorded = streamsOf("bedrock");
 // Claude on Bedrock (invoke-with-response-stream): the Anthropic quirk streams ai-sdk.test.ts plays, and the recorded Bedrock one.
-const claude = streamsOf("anthropic").filter((stream) => /kimi_tool_call_sequences|incomplete_partial_json|claude-sonnet-4__multi_tool|bedrock-anthropic/.test(stream.key));
+const claude = streamsOf("anthropic").filter((stream) => /kimi_tool_call_sequences|incomplete_partial_json|claude-sonnet-4__multi_tool|bedrock-anthropic|kimi-start-input|claude-max-tokens|claude-add-and-multiply/.test(stream.key));
 
 let server: ReplayServer;
 beforeAll(async () => {

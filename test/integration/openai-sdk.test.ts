@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { corpusDir } from "../helpers/corpus.js";
 import { collectTurn } from "../../src/adapters/web.js";
 import type { ReplayServer } from "../../src/node/replay-server.js";
 import { agrees, chatCalls, responsesCalls } from "./accumulate.js";
@@ -85,6 +86,8 @@ describe("documentation tables", () => {
     const { TESTDATA_STREAMS } = await import("./support.js");
     const keys = new Set(TESTDATA_STREAMS.map((stream) => stream.key));
     const documented = [...Object.values(RAW_DIFFERENCES).flatMap((table) => Object.keys(table)), ...Object.keys(ACCUMULATION_DIFFERENCES)];
-    expect(documented.filter((key) => !keys.has(key))).toEqual([]);
+    // Keys of upstream corpus streams exist only where the corpus is present (test/helpers/corpus.ts).
+    const corpusPresent = corpusDir("upstream") !== null;
+    expect(documented.filter((key) => !keys.has(key) && (corpusPresent || key.includes("/handwritten__")))).toEqual([]);
   });
 });

@@ -61,7 +61,7 @@ const byKey = (key: string) => TESTDATA_STREAMS.find((stream) => stream.key === 
 
 describe("record over HTTP", () => {
   it("fetch with an API key and a bearer token: the file replays to the live turn and holds neither", async () => {
-    const stream = byKey("anthropic/charmbracelet__fantasy__TestAnthropicCommon__claude-sonnet-4__multi_tool_streaming#interaction-0");
+    const stream = byKey("anthropic/handwritten__claude-add-and-multiply#add_and_multiply");
     const path = join(dir, "fetch.ndjson");
     const response = await fetch(`${url}/v1/messages`, {
       method: "POST",
@@ -79,7 +79,7 @@ describe("record over HTTP", () => {
   });
 
   it("the Anthropic SDK's raw events: recorded, served back, and read by the SDK again", async () => {
-    const stream = byKey("anthropic/anthropics__anthropic-sdk-typescript__tool_use_response");
+    const stream = byKey("anthropic/handwritten__claude-thinking-text-calls#claude_thinking_text_two_calls");
     const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: url, maxRetries: 0, logLevel: "off" });
     const path = join(dir, "anthropic-sdk.ndjson");
     const live = await collectTurn("anthropic", record(await client.messages.create({ ...ANTHROPIC_REQUEST, stream: true }, pick(stream)), await fileSink(path)));
@@ -99,7 +99,7 @@ describe("record over HTTP", () => {
 
   it("the OpenAI SDK's chunks and Responses events hold no key", async () => {
     const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${url}/v1`, maxRetries: 0, logLevel: "off" });
-    const chat = streamsOf("openai-chat").find((s) => s.key.includes("openai-gpt-4o__multi_tool_streaming")) as ReplayStream;
+    const chat = streamsOf("openai-chat").find((s) => s.key.includes("handwritten__gpt-add-and-multiply")) as ReplayStream;
     const chatPath = join(dir, "chat.ndjson");
     const chatTurn = await collectTurn("openai-chat", record(await client.chat.completions.create({ ...CHAT_REQUEST, stream: true }, pick(chat)), await fileSink(chatPath)));
     expect(seen.at(-1)?.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);

@@ -56,13 +56,13 @@ describe("replay server", () => {
   it("lists its streams with their keys and providers", async () => {
     const listing = (await (await fetch(`${shared.url}/streams`)).json()) as { streams: Array<{ key: string; provider: string }> };
     expect(listing.streams).toHaveLength(shared.streams.length);
-    expect(listing.streams.map((stream) => stream.key)).toContain("anthropic/vercel__ai__anthropic-tool-no-args");
+    expect(listing.streams.map((stream) => stream.key)).toContain("anthropic/handwritten__claude-add-and-multiply#add_and_multiply");
   });
 
   it("serves the stream named by the header, the query, or a unique suffix", async () => {
-    const stream = streamsOf("anthropic").find((s) => s.key === "anthropic/vercel__ai__anthropic-tool-no-args") as ReplayStream;
+    const stream = streamsOf("anthropic").find((s) => s.key === "anthropic/handwritten__claude-add-and-multiply#add_and_multiply") as ReplayStream;
     const byQuery = await fetch(`${shared.url}/v1/messages?stream=${encodeURIComponent(stream.key)}`, { method: "POST", body: JSON.stringify({ stream: true }) });
-    const bySuffix = await fetch(`${shared.url}/v1/messages`, { method: "POST", headers: { "x-toolwire-stream": "vercel__ai__anthropic-tool-no-args" }, body: JSON.stringify({ stream: true }) });
+    const bySuffix = await fetch(`${shared.url}/v1/messages`, { method: "POST", headers: { "x-toolwire-stream": "handwritten__claude-add-and-multiply" }, body: JSON.stringify({ stream: true }) });
     for (const response of [byQuery, bySuffix]) {
       expect(decodeURIComponent(response.headers.get("x-toolwire-stream") ?? "")).toBe(stream.key);
       expect(response.headers.get("request-id")).toMatch(/^req_/);
@@ -71,8 +71,8 @@ describe("replay server", () => {
   });
 
   it("names a sequence by its suffix after '#'", async () => {
-    const response = await fetch(`${shared.url}/v1/messages`, { method: "POST", headers: { "x-toolwire-stream": "delta_only_valid_json" }, body: JSON.stringify({ stream: true }) });
-    expect(decodeURIComponent(response.headers.get("x-toolwire-stream") ?? "")).toBe("anthropic/danshapiro__kilroy__kimi_tool_call_sequences#delta_only_valid_json");
+    const response = await fetch(`${shared.url}/v1/messages`, { method: "POST", headers: { "x-toolwire-stream": "kimi_delta_only" }, body: JSON.stringify({ stream: true }) });
+    expect(decodeURIComponent(response.headers.get("x-toolwire-stream") ?? "")).toBe("anthropic/handwritten__kimi-start-input-quirks#kimi_delta_only");
     await response.body?.cancel();
   });
 

@@ -44,6 +44,16 @@ export const RAW_DIFFERENCES: Record<"messages.stream" | "chat.completions.creat
     "anthropic/danshapiro__kilroy__kimi_tool_call_sequences#start_input_null_plus_delta_valid_json": { kind: "throws_after_all_events", why: KIMI_NO_MESSAGE_START, error: /request ended without sending any chunks/ },
     "anthropic/danshapiro__kilroy__kimi_tool_call_sequences#start_input_plus_delta_continuation_invalid_json": { kind: "throws_after_all_events", why: KIMI_NO_MESSAGE_START, error: /request ended without sending any chunks/ },
     "anthropic/danshapiro__kilroy__kimi_tool_call_sequences#start_input_empty_object_plus_delta_valid_json": { kind: "throws_after_all_events", why: KIMI_NO_MESSAGE_START, error: /request ended without sending any chunks/ },
+    "anthropic/handwritten__kimi-start-input-quirks#kimi_start_input_continued_by_delta": {
+      kind: "throws_early",
+      why: "Kimi's delta continues the start input. MessageStream parses the delta alone (`,\"path\":…}`) at content_block_stop and raises before yielding it; toolwire merges start and delta (start_continuation).",
+      error: /not valid JSON/,
+    },
+    "anthropic/handwritten__relay-invalid-call-beside-valid#relay_invalid_call_beside_valid": {
+      kind: "throws_early",
+      why: "A relay garbled the first call's input. MessageStream JSON-parses it at content_block_stop and raises, so the intact second call never reaches toolwire through the SDK; the raw body gives the file's turn (first call invalid_json, second runnable).",
+      error: /JSON/,
+    },
     "anthropic/vercel__ai__spliced-message-start": {
       kind: "throws_early",
       why: "A relay spliced a second message_start into the stream. MessageStream raises before yielding it, so the restarted message never reaches toolwire; messages.create({stream: true}) and fetch give the file's turn (the restart decoded).",
@@ -136,6 +146,43 @@ export const ACCUMULATION_DIFFERENCES: Record<string, AccumulationDifference> = 
       { why: "No message_start: finalMessage() has no message to return and rejects. toolwire decodes the call (see the Kimi stream tests for the same sequences as a well-formed stream).", sdk: thrown(/request ended without sending any chunks/) },
     ]),
   ),
+  "anthropic/handwritten__claude-max-tokens-mid-call#claude_max_tokens_mid_call": {
+    why: "max_tokens stopped the model inside the second call's input. The SDK's partial-JSON parser drops the unfinished string and hands back an input the model never finished; toolwire marks that call truncated (cause max_tokens): never executable.",
+    sdk: [
+      { name: "read_file", arguments: { path: "src/index.ts" } },
+      { name: "write_file", arguments: { path: "notes/plan.md" } },
+    ],
+  },
+  "anthropic/handwritten__kimi-start-input-quirks#kimi_start_input_continued_by_delta": {
+    why: "The SDK parses the delta that continues the start input alone, which is not JSON: finalMessage() rejects. toolwire merges them (start_continuation).",
+    sdk: thrown(/not valid JSON/),
+  },
+  "anthropic/handwritten__relay-invalid-call-beside-valid#relay_invalid_call_beside_valid": {
+    why: "The first call's input is not JSON: finalMessage() rejects the whole message, and the intact second call is lost with it. toolwire reports the first invalid_json and keeps the second runnable.",
+    sdk: thrown(/Expected ',' or '}'/),
+  },
+  "openai-chat/handwritten__invalid-arguments-beside-valid#invalid_arguments_beside_valid": {
+    why: "The SDK hands back argument strings as sent, the broken one included, for the agent to parse; toolwire marks it invalid_json (never runnable) and parses the other.",
+    sdk: [
+      { name: "search_code", arguments: '{"pattern": "grep -n "TODO" src", "max": 3' },
+      { name: "read_file", arguments: '{"path": "README.md"}' },
+    ],
+  },
+  "openai-responses/handwritten__non-json-arguments#python_literals": {
+    why: "The SDK hands back the argument string as sent (Python's True and None); toolwire repairs it losslessly (python_literals) and reports the repair.",
+    sdk: [{ name: "list_dir", arguments: '{"path": "src", "recursive": True, "filter": None}' }],
+  },
+  "openai-responses/handwritten__non-json-arguments#invalid_beside_valid": {
+    why: "The SDK hands back argument strings as sent, the broken one included; toolwire marks it invalid_json and keeps the sibling runnable.",
+    sdk: [
+      { name: "search_code", arguments: '{"pattern": "grep -n "TODO" src", "max": 3' },
+      { name: "read_file", arguments: '{"path": "README.md"}' },
+    ],
+  },
+  "openai-responses/handwritten__responses-quirks#length_mid_call": {
+    why: "max_output_tokens cut the call's arguments; the SDK hands back the cut string. toolwire marks the call truncated: never executable.",
+    sdk: [{ name: "write_file", arguments: '{"path":"CHANGELOG.md","content":"## 0.2.0\\n- proxy: request ids and metri' }],
+  },
   "anthropic/vercel__ai__spliced-message-start": {
     why: "A second message_start mid-stream: MessageStream rejects the stream. toolwire drops the abandoned message (its call truncated, cause message_restarted, with a diagnostic) and decodes the restarted one.",
     sdk: thrown(/Unexpected event order/),

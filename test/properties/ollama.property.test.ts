@@ -65,17 +65,22 @@ describe.each(streams)("ollama properties: $label", ({ events }) => {
   });
 
   it("(d) cutting the stream at any line or any byte never throws and never yields a call complete that was not", () => {
+    // A call line whose arguments do not parse waits for done_reason: under `length` it was cut
+    // (truncated); a prefix without the done line reports it invalid. Either way never runnable.
+    const waitsForStop = (index: number): boolean => reference.diagnostics.some((d) => d.code === "call_truncated_by_stop" && d.callIndex === index);
     for (let cut = 0; cut <= events.length; cut++) {
       const prefix = events.slice(0, cut);
       const { turn } = decodeEvents("ollama", prefix);
-      expect(prefixViolation(turn.toolCalls, reference.toolCalls)).toBeNull();
+      const judged = turn.toolCalls.filter((call) => !(call.arguments === null && waitsForStop(call.index)));
+      expect(prefixViolation(judged, reference.toolCalls)).toBeNull();
       if (turn.status === "complete") expect(prefix.some((e) => isPlainObject(e.data) && e.data.done === true)).toBe(true);
     }
     fc.assert(
       fc.property(fc.integer({ min: 0, max: body.length }), (cut) => {
         const decoder = createByteDecoder("ollama");
         decoder.push(body.subarray(0, cut));
-        expect(prefixViolation(decoder.finish().toolCalls, reference.toolCalls)).toBeNull();
+        const calls = decoder.finish().toolCalls.filter((call) => !(call.arguments === null && waitsForStop(call.index)));
+        expect(prefixViolation(calls, reference.toolCalls)).toBeNull();
       }),
       { numRuns: 40 },
     );

@@ -531,6 +531,11 @@ const QUIRKS: Record<string, (turn: DecodedTurn) => void> = {
   "openrouter-keepalive-as-data": (turn) => expect(codes(turn)).toEqual(["non_json_data", "empty_data", "non_json_data", "non_json_data"]),
   "vllm-reasoning-field": (turn) => expect(turn).toMatchObject({ reasoning: "The user wants the time in Tokyo; call get_time.", text: "Checking." }),
   "qianfan-cumulative-arguments": (turn) => expect(turn.toolCalls[0]?.rawArguments).toBe('{"city": "Shenzhen", "days": 3}'),
+  "gpt-add-and-multiply": (turn) => expect(turn.toolCalls.map((call) => [call.name, call.arguments, call.source])).toEqual([["add", { a: 2, b: 3 }, "delta"], ["multiply", { a: 2, b: 3 }, "delta"]]),
+  "invalid-arguments-beside-valid": (turn) => {
+    expect(turn.toolCalls[0]).toMatchObject({ name: "search_code", arguments: null, complete: true, error: { code: "invalid_json" } });
+    expect(turn.toolCalls[1]).toMatchObject({ name: "read_file", arguments: { path: "README.md" }, error: null });
+  },
 };
 
 describe("openai-chat decoder: the hand-written quirk streams (testdata/openai-chat/handwritten__*)", () => {

@@ -8,6 +8,7 @@ import { concatBytes } from "../../src/testing/wire.js";
 import type { ProviderEvent } from "../../src/types.js";
 import { cassetteBodies } from "../corpus/support.js";
 import { regressionFiles } from "../fuzz/support.js";
+import { corpusDir, describeCorpus } from "../helpers/corpus.js";
 import { testdataFiles } from "../helpers/testdata.js";
 import { bodyOf, check, decode, type Form } from "./gemini-support.js";
 import { reencode, sseBody } from "./support.js";
@@ -41,17 +42,18 @@ describe.each(recorded.map((c) => [c.key, c] as const))("re-encoding %s", (_key,
   }
 });
 
-const cassettes = readdirSync(join(new URL("../../testdata/upstream/", import.meta.url).pathname))
+const upstream = corpusDir("upstream");
+const cassettes = (upstream === null ? [] : readdirSync(upstream))
   .flatMap((dir) => {
     try {
-      return readdirSync(join(new URL("../../testdata/upstream/", import.meta.url).pathname, dir)).map((name) => `${dir}/${name}`);
+      return readdirSync(join(upstream as string, dir)).map((name) => `${dir}/${name}`);
     } catch {
       return [];
     }
   })
   .filter((local) => /Google(Common)?__(gemini|vertex-gemini)|test_google__/.test(local) && local.endsWith(".yaml"));
 
-describe("re-encoding the upstream Gemini cassettes (raw SSE bodies, CRLF)", () => {
+describeCorpus("upstream", "re-encoding the upstream Gemini cassettes (raw SSE bodies, CRLF)", () => {
   it("finds them", () => expect(cassettes.length).toBeGreaterThanOrEqual(4));
   for (const local of cassettes) {
     it(local, () => {

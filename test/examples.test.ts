@@ -23,10 +23,10 @@ import { fileTurn, plain, TESTDATA_STREAMS } from "./integration/support.js";
 
 const ROOT = new URL("../", import.meta.url);
 const byKey = (key: string) => TESTDATA_STREAMS.find((stream) => stream.key === key) as ReplayStream;
-const CLAUDE = byKey("anthropic/handwritten__claude-add-and-multiply#add_and_multiply");
+const CLAUDE = byKey("anthropic/handwritten__claude-add-and-multiply");
 const CLAUDE_CUT = byKey("anthropic/handwritten__claude-max-tokens-mid-call#claude_max_tokens_only_call");
-const GPT_CHAT = byKey("openai-chat/handwritten__gpt-add-and-multiply#add_and_multiply");
-const GPT_RESPONSES = byKey("openai-responses/handwritten__gpt-add-and-multiply#add_and_multiply");
+const GPT_CHAT = byKey("openai-chat/handwritten__gpt-add-and-multiply");
+const GPT_RESPONSES = byKey("openai-responses/handwritten__gpt-add-and-multiply");
 
 const ENV = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_BASE_URL", "OPENAI_API_KEY"] as const;
 const saved = Object.fromEntries(ENV.map((name) => [name, process.env[name]]));

@@ -62,7 +62,7 @@ describe("toolwire replay", () => {
     expect(code).toBe(0);
     expect(out).toContain("✓ get_forecast toolu_tw_claude_a1");
     expect(out).toContain("✗ write_file toolu_tw_claude_b2 truncated (max_tokens)");
-    expect(out).toMatch(/Replayed 4 files, \d+ streams, \d+ tool calls: /);
+    expect(out).toMatch(/Replayed 6 files, \d+ streams, \d+ tool calls: /);
   });
 
   it("replays a raw SSE body directly, converting it on the fly", async () => {

@@ -61,7 +61,7 @@ const byKey = (key: string) => TESTDATA_STREAMS.find((stream) => stream.key === 
 
 describe("record over HTTP", () => {
   it("fetch with an API key and a bearer token: the file replays to the live turn and holds neither", async () => {
-    const stream = byKey("anthropic/handwritten__claude-add-and-multiply#add_and_multiply");
+    const stream = byKey("anthropic/handwritten__claude-add-and-multiply");
     const path = join(dir, "fetch.ndjson");
     const response = await fetch(`${url}/v1/messages`, {
       method: "POST",
@@ -79,7 +79,7 @@ describe("record over HTTP", () => {
   });
 
   it("the Anthropic SDK's raw events: recorded, served back, and read by the SDK again", async () => {
-    const stream = byKey("anthropic/handwritten__claude-thinking-text-calls#claude_thinking_text_two_calls");
+    const stream = byKey("anthropic/handwritten__claude-thinking-text-calls");
     const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: url, maxRetries: 0, logLevel: "off" });
     const path = join(dir, "anthropic-sdk.ndjson");
     const live = await collectTurn("anthropic", record(await client.messages.create({ ...ANTHROPIC_REQUEST, stream: true }, pick(stream)), await fileSink(path)));

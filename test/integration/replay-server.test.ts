@@ -56,11 +56,11 @@ describe("replay server", () => {
   it("lists its streams with their keys and providers", async () => {
     const listing = (await (await fetch(`${shared.url}/streams`)).json()) as { streams: Array<{ key: string; provider: string }> };
     expect(listing.streams).toHaveLength(shared.streams.length);
-    expect(listing.streams.map((stream) => stream.key)).toContain("anthropic/handwritten__claude-add-and-multiply#add_and_multiply");
+    expect(listing.streams.map((stream) => stream.key)).toContain("anthropic/handwritten__claude-add-and-multiply");
   });
 
   it("serves the stream named by the header, the query, or a unique suffix", async () => {
-    const stream = streamsOf("anthropic").find((s) => s.key === "anthropic/handwritten__claude-add-and-multiply#add_and_multiply") as ReplayStream;
+    const stream = streamsOf("anthropic").find((s) => s.key === "anthropic/handwritten__claude-add-and-multiply") as ReplayStream;
     const byQuery = await fetch(`${shared.url}/v1/messages?stream=${encodeURIComponent(stream.key)}`, { method: "POST", body: JSON.stringify({ stream: true }) });
     const bySuffix = await fetch(`${shared.url}/v1/messages`, { method: "POST", headers: { "x-toolwire-stream": "handwritten__claude-add-and-multiply" }, body: JSON.stringify({ stream: true }) });
     for (const response of [byQuery, bySuffix]) {

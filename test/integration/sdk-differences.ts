@@ -44,6 +44,11 @@ export const RAW_DIFFERENCES: Record<"messages.stream" | "chat.completions.creat
     "anthropic/danshapiro__kilroy__kimi_tool_call_sequences#start_input_null_plus_delta_valid_json": { kind: "throws_after_all_events", why: KIMI_NO_MESSAGE_START, error: /request ended without sending any chunks/ },
     "anthropic/danshapiro__kilroy__kimi_tool_call_sequences#start_input_plus_delta_continuation_invalid_json": { kind: "throws_after_all_events", why: KIMI_NO_MESSAGE_START, error: /request ended without sending any chunks/ },
     "anthropic/danshapiro__kilroy__kimi_tool_call_sequences#start_input_empty_object_plus_delta_valid_json": { kind: "throws_after_all_events", why: KIMI_NO_MESSAGE_START, error: /request ended without sending any chunks/ },
+    "anthropic/handwritten__gateway-without-message-start": {
+      kind: "throws_after_all_events",
+      why: "A gateway that sends no message_start. MessageStream yields every event, then rejects at the end ('request ended without sending any chunks'); toolwire had decoded every event, so its turn is the file's plus a source_error diagnostic. Through the repairing fetch a message_start is added.",
+      error: /request ended without sending any chunks/,
+    },
     "anthropic/handwritten__kimi-start-input-quirks#kimi_start_input_continued_by_delta": {
       kind: "throws_early",
       why: "Kimi's delta continues the start input. MessageStream parses the delta alone (`,\"path\":…}`) at content_block_stop and raises before yielding it; toolwire merges start and delta (start_continuation).",
@@ -152,6 +157,14 @@ export const ACCUMULATION_DIFFERENCES: Record<string, AccumulationDifference> = 
       { name: "read_file", arguments: { path: "src/index.ts" } },
       { name: "write_file", arguments: { path: "notes/plan.md" } },
     ],
+  },
+  "anthropic/handwritten__claude-max-tokens-mid-call#claude_max_tokens_only_call": {
+    why: "max_tokens stopped the model inside the call's input. The SDK's partial-JSON parser closes the open array and object and hands back an input the model never finished; toolwire marks the call truncated (cause max_tokens): never executable.",
+    sdk: [{ name: "make_file", arguments: { filename: "guide.md", lines_of_text: ["# Guide", ""] } }],
+  },
+  "anthropic/handwritten__gateway-without-message-start": {
+    why: "No message_start: finalMessage() has no message to return and rejects. toolwire decodes the call.",
+    sdk: thrown(/request ended without sending any chunks/),
   },
   "anthropic/handwritten__kimi-start-input-quirks#kimi_start_input_continued_by_delta": {
     why: "The SDK parses the delta that continues the start input alone, which is not JSON: finalMessage() rejects. toolwire merges them (start_continuation).",

@@ -30,7 +30,7 @@ async function body(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-const kimi = streamsOf("anthropic").find((stream) => stream.key.endsWith("#start_input_plus_delta_continuation_invalid_json")) as ReplayStream;
+const kimi = streamsOf("anthropic").find((stream) => stream.key.endsWith("#kimi_start_input_continued_by_delta")) as ReplayStream;
 const chatQuirks = streamsOf("openai-chat").filter((stream) => /index-zero|qianfan|opencodex|llamacpp-no-arguments|nebius-deepseek-no-finish/.test(stream.key));
 
 let replay: ReplayServer;
@@ -196,7 +196,7 @@ describe("an orphan tool_use, against a server that rejects it the way Anthropic
     { role: "assistant" as const, content: [{ type: "tool_use" as const, id: "toolu_orphan_1", name: "shell", input: { command: "ls" } }] },
     { role: "user" as const, content: "and now?" },
   ];
-  const stream = streamsOf("anthropic").find((candidate) => candidate.key.includes("claude-sonnet-4__multi_tool_streaming")) as ReplayStream;
+  const stream = streamsOf("anthropic").find((candidate) => candidate.key.includes("handwritten__claude-add-and-multiply")) as ReplayStream;
 
   it("the server really rejects it", async () => {
     const response = await fetch(`${strictUrl}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", max_tokens: 10, stream: true, messages: history }) });

@@ -217,7 +217,8 @@ describe("toolwire serve", () => {
     const server = await startServe([TESTDATA, "--pace", "0"], { out: (text) => out.push(text), err: () => {}, cwd: process.cwd() });
     servers.push(server);
     expect(out.join("")).toContain(`on ${server.url}`);
-    const stream = streamsOf("openai-responses")[0] as ReplayStream;
+    // serve reads testdata/: a stream of the project's own (the corpus's are not there).
+    const stream = streamsOf("openai-responses").find((candidate) => candidate.key.includes("/handwritten__")) as ReplayStream;
     const turn = await collectTurn("openai-responses", await postJson(server, "/v1/responses", stream));
     expect(plain({ ...turn, sequence: stream.sequence })).toEqual(fileTurn(stream));
   });

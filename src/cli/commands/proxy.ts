@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import { startProxy, type ProxyServer } from "../../node/proxy.js";
+import { DEFAULT_MAX_BODY_BYTES, startProxy, type ProxyServer } from "../../node/proxy.js";
+import { isHostNameSyntax, isLoopback } from "../../node/proxy-http.js";
 import { supportedProviders } from "../../providers/registry.js";
 import { findTarget } from "../../schema/targets/index.js";
 import { SCHEMA_TARGETS } from "../../schema/targets/types.js";
@@ -8,7 +9,8 @@ import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../conte
 
 export const summary = "a local HTTP proxy that repairs requests and streams between any client and a provider";
 
-export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H] [--provider P] [--target T]
+export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H --expose --allow-host NAME...]
+                      [--provider P] [--target T] [--max-body-size BYTES]
                       [--no-schemas] [--no-history] [--no-responses] [--no-recovery]
 
 Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
@@ -26,7 +28,14 @@ side and non-streamed responses; trailer: everything).
 
   --upstream URL  the provider's base URL, e.g. https://api.anthropic.com (required)
   --port N        port to listen on (default: a free one, printed at start)
-  --host H        interface to bind (default 127.0.0.1; anything else exposes your keys' use)
+  --host H        interface to bind (default 127.0.0.1); off loopback it needs --expose and
+                  at least one --allow-host, and prints a warning
+  --expose        allow --host to be an address off loopback (anyone who reaches it uses the
+                  keys its clients send)
+  --allow-host NAME  a Host name the proxy answers besides localhost/127.0.0.1/::1 (repeatable);
+                  any other Host gets 403 (DNS rebinding)
+  --max-body-size BYTES  largest request body the proxy reads to repair (default ${DEFAULT_MAX_BODY_BYTES},
+                  32 MiB; suffixes k, m: 64m); larger ones get 413. Bodies of other paths stream.
   --provider P    protocol of every request (${supportedProviders().join(", ")}); default: from each path
   --target T      schema target (${SCHEMA_TARGETS.join(", ")}); default: from the upstream host
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
@@ -37,6 +46,8 @@ interface ProxyArgs {
   upstream: string;
   port: number;
   host: string;
+  allowHosts: string[];
+  maxBodyBytes: number;
   provider: ProviderName | undefined;
   target: string | undefined;
   repairs: { schemas: boolean; history: boolean; responses: boolean; recovery: boolean };
@@ -51,6 +62,9 @@ function parse(args: string[]): ProxyArgs {
         upstream: { type: "string" },
         port: { type: "string" },
         host: { type: "string" },
+        expose: { type: "boolean" },
+        "allow-host": { type: "string", multiple: true },
+        "max-body-size": { type: "string" },
         provider: { type: "string" },
         target: { type: "string" },
         "no-schemas": { type: "boolean" },
@@ -75,15 +89,33 @@ function parse(args: string[]): ProxyArgs {
   if (values.provider !== undefined && !isProviderName(values.provider)) {
     throw new CliError(`unknown provider '${values.provider}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
   }
+  const host = values.host ?? "127.0.0.1";
+  const allowHosts = values["allow-host"] ?? [];
+  for (const name of allowHosts) if (!isHostNameSyntax(name)) throw new CliError(`--allow-host takes a host name (no scheme, port or path), got '${name}'`, EXIT.usage);
+  if (!isLoopback(host) && !values.expose) throw new CliError(`--host ${host} is not a loopback address: anyone who reaches it can use the keys its clients send. Add --expose to bind it anyway (and --allow-host with the names clients use).`, EXIT.usage);
+  if (!isLoopback(host) && allowHosts.length === 0) throw new CliError(`--host ${host} needs at least one --allow-host NAME: the Host names the proxy answers besides loopback ones.`, EXIT.usage);
+  const maxBodyBytes = values["max-body-size"] === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(values["max-body-size"]);
+  if (maxBodyBytes === null) throw new CliError(`--max-body-size takes a size in bytes (suffixes k, m, g), got '${values["max-body-size"]}'`, EXIT.usage);
   if (values.target !== undefined && !findTarget(values.target)) throw new CliError(`unknown target '${values.target}'. Known targets: ${SCHEMA_TARGETS.join(", ")}.`, EXIT.usage);
   return {
     upstream: values.upstream,
     port,
-    host: values.host ?? "127.0.0.1",
+    host,
+    allowHosts,
+    maxBodyBytes,
     provider: values.provider as ProviderName | undefined,
     target: values.target,
     repairs: { schemas: !values["no-schemas"], history: !values["no-history"], responses: !values["no-responses"], recovery: !values["no-recovery"] },
   };
+}
+
+/** `64m`, `512k`, `1048576`: a size in bytes, or null. */
+export function parseSize(text: string): number | null {
+  const match = /^(\d{1,15})([kmg]i?b?)?$/i.exec(text.trim());
+  if (!match) return null;
+  const unit = (match[2] ?? "").charAt(0).toLowerCase();
+  const bytes = Number(match[1]) * (unit === "k" ? 1024 : unit === "m" ? 1024 ** 2 : unit === "g" ? 1024 ** 3 : 1);
+  return bytes > 0 && Number.isSafeInteger(bytes) ? bytes : null;
 }
 
 /** Parses the arguments and starts the proxy; `run` adds the wait for a signal. Tests call this. */
@@ -95,6 +127,8 @@ export async function startProxyCommand(args: string[], ctx: CliContext): Promis
       upstream: options.upstream,
       port: options.port,
       host: options.host,
+      allowHosts: options.allowHosts,
+      maxBodyBytes: options.maxBodyBytes,
       repairs: options.repairs,
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.target ? { target: options.target } : {}),
@@ -103,6 +137,7 @@ export async function startProxyCommand(args: string[], ctx: CliContext): Promis
   } catch (error) {
     throw new CliError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, EXIT.input);
   }
+  if (!isLoopback(options.host)) ctx.err(`toolwire proxy: warning: listening on ${options.host}, off loopback: whoever reaches it uses the keys its clients send; Host names answered: ${["localhost", "127.0.0.1", "::1", ...options.allowHosts].join(", ")}\n`);
   ctx.out(`toolwire proxy: ${proxy.url} -> ${options.upstream}\n`);
   return proxy;
 }

@@ -292,3 +292,92 @@ describe("Host names off loopback", () => {
     expect(err).toMatch(message);
   });
 });
+
+describe("request body limits", () => {
+  let small: ProxyServer;
+  beforeAll(async () => {
+    small = await startProxy({ upstream: upstream.url, maxBodyBytes: 4096 });
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  const big = JSON.stringify({ ...CLEAN, messages: [{ role: "user", content: "x".repeat(10_000) }] });
+
+  it("a body the proxy reads that is larger than the limit gets 413 in Anthropic's error shape, and nothing reaches the upstream", async () => {
+    const before = upstream.seen.length;
+    const response = await rawRequest(small.port, [head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-length": Buffer.byteLength(big) }), big]);
+    expect(response.status).toBe(413);
+    const body = JSON.parse(response.body.toString()) as { type: string; error: { type: string; message: string } };
+    expect(body.type).toBe("error");
+    expect(body.error.type).toBe("request_too_large");
+    expect(body.error.message).toContain("4096");
+    expect(upstream.seen.length).toBe(before);
+  });
+
+  it("in OpenAI's shape on Chat Completions, for a chunked body (no length to check first)", async () => {
+    const chunked = `${Buffer.byteLength(big).toString(16)}\r\n${big}\r\n0\r\n\r\n`;
+    const response = await rawRequest(small.port, [head("POST /v1/chat/completions HTTP/1.1", { "content-type": "application/json", "transfer-encoding": "chunked" }), chunked]);
+    expect(response.status).toBe(413);
+    const body = JSON.parse(response.body.toString()) as { error: { type: string; code: string } };
+    expect(body.error).toMatchObject({ type: "invalid_request_error", code: "request_too_large" });
+  });
+
+  it("Expect: 100-continue with a declared length over the limit gets 413 without the 100", async () => {
+    const response = await rawRequest(small.port, [head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", expect: "100-continue", "content-length": 1_000_000 })]);
+    expect(response.interim).toEqual([]);
+    expect(response.status).toBe(413);
+  });
+
+  it("a gzip body that decompresses past the limit gets 413", async () => {
+    const bomb = gzipSync(Buffer.from(JSON.stringify({ ...CLEAN, pad: "\u0020".repeat(1_000_000) })));
+    expect(bomb.length).toBeLessThan(4096);
+    const response = await rawRequest(small.port, [head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-encoding": "gzip", "content-length": bomb.length }), bomb]);
+    expect(response.status).toBe(413);
+  });
+
+  it("a body the proxy does not read is not limited: it streams to the upstream as it arrives", async () => {
+    let gotFirst: () => void = () => {};
+    const first = new Promise<void>((resolve) => (gotFirst = resolve));
+    let received = 0;
+    const sink = await (async () => {
+      const server: Server = createServer((req, res) => {
+        req.on("data", (chunk: Buffer) => {
+          received += chunk.length;
+          gotFirst();
+        });
+        req.on("end", () => {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ received }));
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    })();
+    const front = await startProxy({ upstream: sink.url, maxBodyBytes: 4096 });
+    try {
+      const total = 8 * 1024 * 1024;
+      const part = randomBytes(64 * 1024);
+      const socket = (await import("node:net")).connect(front.port, "127.0.0.1");
+      await new Promise<void>((resolve) => socket.on("connect", resolve));
+      const answer = new Promise<string>((resolve) => {
+        let text = "";
+        socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+        socket.on("close", () => resolve(text));
+      });
+      socket.write(head("POST /v1/files HTTP/1.1", { "content-type": "application/octet-stream", "content-length": total }));
+      socket.write(part);
+      // The upstream has the first bytes while the client still holds the rest: nothing was buffered whole.
+      await first;
+      expect(received).toBeLessThan(total);
+      for (let sent = part.length; sent < total; sent += part.length) if (!socket.write(part)) await new Promise((resolve) => socket.once("drain", resolve));
+      const text = await answer;
+      expect(text).toMatch(/^HTTP\/1\.1 200/);
+      expect(text).toContain(`{"received":${total}}`);
+    } finally {
+      await front.close();
+      sink.server.closeAllConnections();
+      await new Promise((resolve) => sink.server.close(resolve));
+    }
+  });
+});

@@ -84,7 +84,9 @@ export function isLoopback(host: string): boolean {
 export function hostName(header: string | undefined): string {
   const value = (header ?? "").trim().toLowerCase();
   if (value.startsWith("[")) return value.slice(1, value.indexOf("]") > 0 ? value.indexOf("]") : undefined);
-  return value.replace(/:\d*$/, "").replace(/\.$/, "");
+  const colon = value.lastIndexOf(":");
+  const name = colon >= 0 && /^\d*$/.test(value.slice(colon + 1)) ? value.slice(0, colon) : value;
+  return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
 /** A Host name an operator may allow (`--allow-host`): letters, digits, dots, dashes; or an IP address. */
@@ -103,13 +105,17 @@ export function allowedHosts(extra: readonly string[] | undefined): Set<string> 
 }
 
 /**
- * The upstream URL for a request target, or a reason to refuse it. Only origin-form targets (a
- * path) are taken: absolute-form (`http://other/...`), authority-form and asterisk-form ones are
- * refused, since the URL is built from the upstream and the path alone. Dot segments (also
- * `%2e%2e` and `\`) are resolved, and a path that climbs above its root, or that would leave the
- * upstream's base path, is refused.
+ * The path of a request target with its dot segments (also `%2e%2e` and `\\`) resolved, or a
+ * reason to refuse it. Only origin-form targets (a path) are taken: absolute-form
+ * (`http://other/...`), authority-form and asterisk-form ones are refused, since the upstream URL
+ * is built from the upstream and the path alone; so is a path that climbs above its root.
  */
-export function resolveTarget(target: string, upstream: URL, stripPrefix = ""): URL | { refused: string } {
+export function normalizePath(target: string): string | { refused: string } {
+  const parsed = parseTarget(target);
+  return parsed instanceof URL ? parsed.pathname.slice("/root".length) || "/" : parsed;
+}
+
+function parseTarget(target: string): URL | { refused: string } {
   if (!target.startsWith("/")) return { refused: "the request target must be a path (origin-form): absolute-form, authority-form and asterisk-form targets are not forwarded" };
   let path: URL;
   try {
@@ -119,18 +125,35 @@ export function resolveTarget(target: string, upstream: URL, stripPrefix = ""): 
     return { refused: "the request target is not a valid path" };
   }
   if (path.host !== "proxy.invalid" || !(path.pathname === "/root" || path.pathname.startsWith("/root/"))) return { refused: "the path climbs above its root ('..')" };
+  return path;
+}
+
+/**
+ * The upstream URL for a request target (see `normalizePath`), `stripPrefix` removed from its
+ * path, or a reason to refuse it: a URL that would leave the upstream's origin or base path is.
+ */
+export function resolveTarget(target: string, upstream: URL, stripPrefix = ""): URL | { refused: string } {
+  const path = parseTarget(target);
+  if (!(path instanceof URL)) return path;
   let rest = path.pathname.slice("/root".length) || "/";
-  if (stripPrefix !== "" && stripPrefix !== "/") rest = rest.slice(stripPrefix.replace(/\/+$/, "").length) || "/";
-  if (!rest.startsWith("/")) rest = `/${rest}`;
-  const base = upstream.pathname.replace(/\/+$/, "");
+  const prefix = trimSlashes(stripPrefix);
+  if (prefix !== "" && (rest === prefix || rest.startsWith(`${prefix}/`))) rest = rest.slice(prefix.length) || "/";
+  const base = trimSlashes(upstream.pathname);
   let url: URL;
   try {
     url = new URL(`${upstream.origin}${base}${rest}${path.search}`);
   } catch {
     return { refused: "the request target is not a valid path" };
   }
-  if (url.origin !== upstream.origin || !(url.pathname === base || url.pathname.startsWith(`${base}/`) || base === "")) return { refused: "the path leaves the upstream's base path" };
+  if (url.origin !== upstream.origin || !(base === "" || url.pathname === base || url.pathname.startsWith(`${base}/`))) return { refused: "the path leaves the upstream's base path" };
   return url;
+}
+
+/** `path` without trailing slashes (a loop: a regex `/\/+$/` is quadratic on a long run of slashes). */
+export function trimSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 47) end--;
+  return path.slice(0, end);
 }
 
 /** Whether the response to this request is sent chunked (so trailers may follow its body). */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
@@ -6,7 +7,8 @@ import { ToolwireError } from "../errors.js";
 import { createRepairingFetch, type FetchLike, type RepairingFetchOptions } from "../fetch/index.js";
 import { routeFor, routeOf, type Route } from "../fetch/routes.js";
 import { forwardBody } from "./forward-body.js";
-import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, isLoopback, resolveTarget, sendError, sendsChunked } from "./proxy-http.js";
+import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, normalizePath, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
+import { ProxyMetrics } from "./proxy-metrics.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
 
@@ -31,9 +33,51 @@ import type { ProviderName } from "../types.js";
  *   out); on streamed responses to HTTP/1.1 clients the trailer of the same name adds the codes of
  *   the stream's repairs.
  */
-export interface ProxyOptions {
-  /** The provider's base URL, e.g. `https://api.anthropic.com`. */
+/** One upstream behind a path prefix (`--config`): `/anthropic/v1/messages` → `https://api.anthropic.com/v1/messages`. */
+export interface ProxyRoute {
+  /** Path prefix the route answers, matched on whole segments (`/openai` matches `/openai/v1/...`, not `/openai2`); `/` matches every path. */
+  prefix: string;
+  /** The provider's base URL, e.g. `https://api.anthropic.com` or `http://127.0.0.1:8000`. */
   upstream: string;
+  /** Name in logs and metrics (default: the prefix). */
+  name?: string;
+  /** Whether the prefix is removed from the path before it is joined to the upstream (default true). */
+  stripPrefix?: boolean;
+  /** The protocol of every request on this route (default: from each request's path). */
+  provider?: ProviderName;
+  /** Schema target for tools (default: from the upstream host, else from the protocol). */
+  target?: string;
+  repairs?: RepairingFetchOptions["repairs"];
+}
+
+/** One request as logged (`logFormat: "json"` writes it as one JSON object per line). */
+export interface ProxyLogRecord {
+  time: string;
+  request_id: string;
+  method: string;
+  /** The request's path, without its query. */
+  path: string;
+  /** The route's name (`default` for `upstream`), or null when none matched. */
+  route: string | null;
+  provider: ProviderName | null;
+  /** The status sent to the client (499: the client went away before the headers). */
+  status: number;
+  /** `ok`, `refused` (the proxy answered itself), `client_closed`, `upstream_failed` (no response), `response_cut` (the body failed mid-way). */
+  outcome: "ok" | "refused" | "client_closed" | "upstream_failed" | "response_cut";
+  duration_ms: number;
+  /** Time to the first byte of the body written to the client, or null. */
+  ttfb_ms: number | null;
+  /** The repair codes, each once (`withheld:` before a withheld call's code). */
+  repairs: string[];
+  /** Calls withheld from the client. */
+  withheld: number;
+}
+
+export interface ProxyOptions {
+  /** The provider's base URL, e.g. `https://api.anthropic.com`: a route for every path (after `routes`). */
+  upstream?: string;
+  /** Upstreams by path prefix, longest prefix first; `upstream` (with `provider`, `target`, `repairs`) is the route of the paths none matches. */
+  routes?: readonly ProxyRoute[];
   /** 0 (default) picks a free port. */
   port?: number;
   /** Interface to bind (default 127.0.0.1: loopback only). */
@@ -41,7 +85,7 @@ export interface ProxyOptions {
   /**
    * Host names the proxy answers besides the loopback ones (`localhost`, `127.0.0.1`, `::1`), for
    * a proxy bound off loopback: any other Host header gets 403, so that a page whose DNS name
-   * rebinds to the proxy's address cannot use it.
+   * rebinds to the proxy's address cannot use it. `/healthz` and `/metrics` answer any Host.
    */
   allowHosts?: readonly string[];
   /** The protocol of every request (default: from each request's path). */
@@ -53,17 +97,27 @@ export interface ProxyOptions {
   maxBodyBytes?: number;
   /** One line per request (default: none). Never given headers. */
   log?: (line: string) => void;
-  /** Every repair of every request. */
-  onRepair?: (report: RepairReport, request: { method: string; path: string }) => void;
+  /** `text` (default): `POST /v1/messages 200 812ms repairs=… id=…`; `json`: one `ProxyLogRecord` as JSON per line. */
+  logFormat?: "text" | "json";
+  /** Every repair of every request, with the request's id (`x-request-id`). */
+  onRepair?: (report: RepairReport, request: { method: string; path: string; requestId: string; route: string }) => void;
   /** The fetch used upstream (default: the global fetch). */
   fetch?: FetchLike;
 }
 
-/** A running `toolwire proxy` server on loopback (from `startProxy`). */
+/** A running `toolwire proxy` server (from `startProxy`). */
 export interface ProxyServer {
   readonly url: string;
   readonly port: number;
+  /** Closes the server and every connection at once (streams in progress are cut). */
   close(): Promise<void>;
+  /**
+   * Graceful stop: stops accepting connections, lets the requests in progress finish for up to
+   * `graceMs` (default 30 s), then closes what is left. Resolves with the number of requests cut.
+   */
+  shutdown(graceMs?: number): Promise<{ cut: number }>;
+  /** The Prometheus text `GET /metrics` answers. */
+  metrics(): string;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -109,71 +163,195 @@ function isJsonish(contentType: string | undefined): boolean {
   return contentType === undefined || contentType === "" || /json/i.test(contentType);
 }
 
-/**
- * The proxy's request handler on its own, to mount in an existing Node HTTP server; throws a
- * ToolwireError (`invalid_upstream`) for an upstream that is not an absolute URL.
- */
-export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
+interface CompiledRoute {
+  name: string;
+  /** Without a trailing slash; "" for `/`. */
+  prefix: string;
+  strip: boolean;
+  upstream: URL;
+  provider?: ProviderName;
+  target?: string;
+  repairs?: RepairingFetchOptions["repairs"];
+}
+
+function compileRoute(route: ProxyRoute): CompiledRoute {
   let upstream: URL;
   try {
-    upstream = new URL(options.upstream);
+    upstream = new URL(route.upstream);
   } catch {
-    throw new ToolwireError("invalid_upstream", `the upstream must be an absolute URL, got '${options.upstream}'`);
+    throw new ToolwireError("invalid_upstream", `the upstream must be an absolute URL, got '${route.upstream}'`);
   }
-  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new ToolwireError("invalid_upstream", `the upstream must be an http(s) URL, got '${options.upstream}'`);
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new ToolwireError("invalid_upstream", `the upstream must be an http(s) URL, got '${route.upstream}'`);
+  if (!route.prefix.startsWith("/") || /[?#\\]|\/\.\.?(\/|$)/.test(route.prefix)) throw new ToolwireError("invalid_route", `a route's prefix must be a path such as '/anthropic', got '${route.prefix}'`);
+  const prefix = trimSlashes(route.prefix);
+  return {
+    name: route.name ?? (prefix || "/"),
+    prefix,
+    strip: route.stripPrefix ?? true,
+    upstream,
+    ...(route.provider ? { provider: route.provider } : {}),
+    ...(route.target ? { target: route.target } : {}),
+    ...(route.repairs ? { repairs: route.repairs } : {}),
+  };
+}
+
+/** The routes of the options, longest prefix first (the `upstream` route, `/`, last). */
+function compileRoutes(options: ProxyOptions): CompiledRoute[] {
+  const routes = (options.routes ?? []).map(compileRoute);
+  if (options.upstream !== undefined) {
+    routes.push({
+      ...compileRoute({ prefix: "/", upstream: options.upstream, name: "default", ...(options.provider ? { provider: options.provider } : {}), ...(options.target ? { target: options.target } : {}), ...(options.repairs ? { repairs: options.repairs } : {}) }),
+      strip: false,
+    });
+  }
+  if (routes.length === 0) throw new ToolwireError("invalid_upstream", "the proxy needs an upstream or at least one route");
+  const names = new Set<string>();
+  for (const route of routes) {
+    if (names.has(route.prefix)) throw new ToolwireError("invalid_route", `two routes have the prefix '${route.prefix || "/"}'`);
+    names.add(route.prefix);
+  }
+  return routes.sort((a, b) => b.prefix.length - a.prefix.length);
+}
+
+/** The route whose prefix is a whole-segment prefix of `path` (a normalized path). */
+function matchRoute(routes: readonly CompiledRoute[], path: string): CompiledRoute | null {
+  for (const route of routes) if (route.prefix === "" || path === route.prefix || path.startsWith(`${route.prefix}/`)) return route;
+  return null;
+}
+
+/** A request id from the client (visible ASCII, at most 128 characters), or a fresh one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
+}
+
+/** A withheld call (not an event the decoder ignored). */
+function isWithheldCall(report: RepairReport): boolean {
+  return report.action === "withheld" && (report.callIndex !== undefined || report.id !== undefined || report.name !== undefined);
+}
+
+interface ProxyState {
+  draining: boolean;
+  active: number;
+}
+
+/** The handler, its metrics and its drain state (`startProxy` shares them with the server). */
+function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, res: ServerResponse) => void; metrics: ProxyMetrics; state: ProxyState } {
+  const routes = compileRoutes(options);
   const hosts = allowedHosts(options.allowHosts);
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const baseFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const metrics = new ProxyMetrics();
+  const state: ProxyState = { draining: false, active: 0 };
+  const json = options.logFormat === "json";
 
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const method = req.method ?? "GET";
     const target = req.url ?? "/";
     const path = target.split("?")[0] ?? target;
+    const requestId = requestIdOf(req);
+    res.setHeader("x-request-id", requestId);
+    if (state.draining) res.setHeader("connection", "close");
+
+    if ((method === "GET" || method === "HEAD") && (path === "/healthz" || path === "/metrics")) {
+      // Operators' endpoints: no keys involved, so any Host (a probe by pod IP, a scraper).
+      const body = path === "/metrics" ? metrics.render() : JSON.stringify({ status: state.draining ? "draining" : "ok" });
+      res.writeHead(path === "/healthz" && state.draining ? 503 : 200, { "content-type": path === "/metrics" ? "text/plain; version=0.0.4; charset=utf-8" : "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
+      res.end(method === "HEAD" ? undefined : body);
+      return;
+    }
+
+    state.active++;
+    metrics.inFlight.add({}, 1);
+    let route: CompiledRoute | null = null;
     let provider: ProviderName | null = options.provider ?? null;
-    const logLine = (status: number | string, reports: readonly RepairReport[] = []): void => {
+    const reports: RepairReport[] = [];
+    let ttfb: number | null = null;
+    let ended = false;
+    const finish = (status: number, outcome: ProxyLogRecord["outcome"]): void => {
+      if (ended) return;
+      ended = true;
+      state.active--;
+      metrics.inFlight.add({}, -1);
+      const routeName = route?.name ?? "none";
+      const seconds = (performance.now() - started) / 1000;
+      metrics.requests.add({ route: routeName, provider: provider ?? "none", status: String(status) });
+      metrics.duration.observe({ route: routeName }, seconds);
+      if (outcome === "client_closed") metrics.clientAborts.add({ route: routeName });
+      if (outcome === "upstream_failed" || outcome === "response_cut") metrics.upstreamErrors.add({ route: routeName, kind: outcome === "upstream_failed" ? "request_failed" : "response_cut" });
+      if (!options.log) return;
       const summary = repairSummary(reports);
-      options.log?.(`${method} ${path} ${status} ${Math.round(performance.now() - started)}ms${summary ? ` repairs=${summary}` : ""}`);
+      if (json) {
+        const record: ProxyLogRecord = {
+          time: new Date().toISOString(),
+          request_id: requestId,
+          method,
+          path,
+          route: route?.name ?? null,
+          provider,
+          status,
+          outcome,
+          duration_ms: Math.round(seconds * 1000),
+          ttfb_ms: ttfb === null ? null : Math.round(ttfb),
+          repairs: summary === "" ? [] : summary.split(","),
+          withheld: reports.filter(isWithheldCall).length,
+        };
+        options.log(JSON.stringify(record));
+      } else {
+        const shown = outcome === "client_closed" ? "client-closed" : outcome === "upstream_failed" || outcome === "response_cut" ? "upstream-failed" : String(status);
+        options.log(`${method} ${path} ${shown} ${Math.round(seconds * 1000)}ms${summary ? ` repairs=${summary}` : ""} id=${requestId}`);
+      }
     };
-    const refuse = (status: number, message: string): void => {
+    const refuse = (status: number, reason: string, message: string): void => {
+      metrics.refused.add({ reason });
       // The body was not read: close the connection rather than read what may be a large upload.
       sendError(res, provider, status, message, { connection: "close" });
-      logLine(status);
+      finish(status, "refused");
     };
 
-    if (headerCount(req, "host") > 1) return refuse(400, "more than one Host header");
+    if (headerCount(req, "host") > 1) return refuse(400, "duplicate_host", "more than one Host header");
     if (!hosts.has(hostName(req.headers.host))) {
       // A page on another origin that rebinds its DNS to the proxy's address must not reach the provider with the user's keys.
-      return refuse(403, `toolwire proxy does not answer the Host '${hostName(req.headers.host)}' (loopback names${options.allowHosts?.length ? " and the allowed hosts" : ""} only)`);
+      return refuse(403, "host", `toolwire proxy does not answer the Host '${hostName(req.headers.host)}' (loopback names${options.allowHosts?.length ? " and the allowed hosts" : ""} only)`);
     }
-    const url = resolveTarget(target, upstream);
-    if (!(url instanceof URL)) return refuse(400, url.refused);
-    const route: Route | null = options.provider ? routeFor(options.provider, url.href) : routeOf(url.href);
-    provider = route?.provider ?? provider;
+    const normalized = normalizePath(target);
+    if (typeof normalized !== "string") return refuse(400, "target", normalized.refused);
+    route = matchRoute(routes, normalized);
+    if (!route) return refuse(404, "no_route", `no route for the path '${normalized}'`);
+    const url = resolveTarget(target, route.upstream, route.strip ? route.prefix : "");
+    if (!(url instanceof URL)) return refuse(400, "target", url.refused);
+    const current = route;
+    const fetchRoute: Route | null = current.provider ? routeFor(current.provider, url.href) : routeOf(url.href);
+    provider = fetchRoute?.provider ?? current.provider ?? null;
+    const labels = { route: current.name, provider: provider ?? "none" };
 
-    const reports: RepairReport[] = [];
     const controller = new AbortController();
-    let finished = false;
+    let responded = false;
     res.on("close", () => {
-      if (!finished) controller.abort();
+      if (!responded) {
+        controller.abort();
+        finish(res.headersSent ? res.statusCode : 499, "client_closed");
+      }
     });
 
     void (async () => {
       const headers = forwardedRequestHeaders(req);
+      headers.set("x-request-id", requestId);
       const init: RequestInit & { duplex?: "half" } = { method, headers, signal: controller.signal };
       const hasBody = method !== "GET" && method !== "HEAD" && (req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined);
       let upstreamFetch = baseFetch;
-      if (hasBody && route && isJsonish(req.headers["content-type"])) {
+      if (hasBody && fetchRoute && isJsonish(req.headers["content-type"])) {
         // A body the proxy reads (to repair it): capped, decompressed when it came compressed.
         const declared = Number(req.headers["content-length"] ?? 0);
-        if (declared > limit) return refuse(413, `the request body (${declared} bytes) is larger than the proxy reads (${limit} bytes)`);
+        if (declared > limit) return refuse(413, "body_too_large", `the request body (${declared} bytes) is larger than the proxy reads (${limit} bytes)`);
         if (continuePending.has(req)) res.writeContinue();
         const body = await readCapped(req, limit);
-        if (body === "too_large") return refuse(413, `the request body is larger than the proxy reads (${limit} bytes)`);
+        if (body === "too_large") return refuse(413, "body_too_large", `the request body is larger than the proxy reads (${limit} bytes)`);
         const encoding = (req.headers["content-encoding"] ?? "").trim().toLowerCase();
         const inflateWith = DECOMPRESS[encoding];
         const plain = inflateWith ? await decompress(inflateWith, body, limit) : body;
-        if (plain === "too_large") return refuse(413, `the request body, decompressed, is larger than the proxy reads (${limit} bytes)`);
+        if (plain === "too_large") return refuse(413, "body_too_large", `the request body, decompressed, is larger than the proxy reads (${limit} bytes)`);
         const original = bytesOf(body);
         if (plain !== "corrupt" && plain !== body) {
           // Decompressed to be read; sent compressed as it came unless a repair changed it.
@@ -196,16 +374,19 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       }
       const repairingFetch = createRepairingFetch({
         fetch: upstreamFetch,
-        ...(options.provider ? { provider: options.provider } : {}),
-        ...(options.target ? { target: options.target } : {}),
-        ...(options.repairs ? { repairs: options.repairs } : {}),
+        ...(current.provider ? { provider: current.provider } : {}),
+        ...(current.target ? { target: current.target } : {}),
+        ...(current.repairs ? { repairs: current.repairs } : {}),
         onRepair: (report) => {
           reports.push(report);
-          options.onRepair?.(report, { method, path: target });
+          metrics.repairs.add({ ...labels, code: report.code, action: report.action });
+          if (isWithheldCall(report)) metrics.withheld.add({ ...labels, code: report.code });
+          options.onRepair?.(report, { method, path: target, requestId, route: current.name });
         },
       });
       const response = await repairingFetch(url.href, init);
       const outHeaders = forwardedResponseHeaders(response.headers);
+      outHeaders["x-request-id"] = requestId;
       const known = repairSummary(reports);
       if (known) outHeaders["x-toolwire-repairs"] = known;
       const before = reports.length;
@@ -214,25 +395,46 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       res.writeHead(response.status, response.statusText, outHeaders);
       res.flushHeaders();
       if (response.body) {
-        await forwardBody(response.body, res);
+        metrics.streamsOpen.add({ route: current.name }, 1);
+        try {
+          await forwardBody(response.body, res, () => (ttfb = performance.now() - started));
+        } finally {
+          metrics.streamsOpen.add({ route: current.name }, -1);
+        }
         if (trailers && (reports.length > before || known)) res.addTrailers({ "x-toolwire-repairs": repairSummary(reports) });
-      }
-      finished = true;
+      } else ttfb = performance.now() - started;
+      if (ttfb !== null) metrics.ttfb.observe({ route: current.name }, ttfb / 1000);
+      if (res.destroyed) return;
+      responded = true;
       res.end();
-      logLine(response.status, reports);
+      finish(response.status, "ok");
     })().catch((error: unknown) => {
-      finished = true;
-      const aborted = controller.signal.aborted;
-      if (!res.headersSent) sendError(res, provider, 502, `upstream request failed: ${error instanceof Error ? error.message : String(error)}`);
-      else res.destroy();
-      logLine(aborted ? "client-closed" : "upstream-failed", reports);
+      if (controller.signal.aborted || ended) return;
+      responded = true;
+      if (!res.headersSent) {
+        sendError(res, provider, 502, `upstream request failed: ${error instanceof Error ? error.message : String(error)}`);
+        finish(502, "upstream_failed");
+      } else {
+        res.destroy();
+        finish(res.statusCode, "response_cut");
+      }
     });
   };
+  return { handler, metrics, state };
+}
+
+/**
+ * The proxy's request handler on its own, to mount in an existing Node HTTP server (with
+ * `/healthz` and `/metrics`); throws a ToolwireError (`invalid_upstream`, `invalid_route`) for an
+ * upstream that is not an absolute http(s) URL or a route that is not a path.
+ */
+export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return createProxy(options).handler;
 }
 
 /** Starts the proxy (on 127.0.0.1 unless `host` says otherwise). */
 export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
-  const handler = createProxyHandler(options);
+  const { handler, metrics, state } = createProxy(options);
   const server: Server = createServer(handler);
   // The handler decides whether it wants the body (a 413 goes out without the 100).
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
@@ -253,15 +455,30 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     });
   });
   const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | null = null;
+  const closed = (): Promise<void> => (closing ??= new Promise<void>((resolve) => server.close(() => resolve())));
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      const done = closed();
+      server.closeAllConnections();
+      await done;
+    },
+    shutdown: async (graceMs = 30_000) => {
+      state.draining = true;
+      const done = closed();
+      const deadline = Date.now() + graceMs;
+      // Keep-alive connections go as soon as they are idle; requests in progress may finish until the deadline.
+      while (state.active > 0 && Date.now() < deadline) {
+        server.closeIdleConnections();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+      }
+      const cut = state.active;
+      server.closeAllConnections();
+      await done;
+      return { cut };
+    },
+    metrics: () => metrics.render(),
   };
 }
-
-export { isLoopback };

@@ -286,6 +286,9 @@ describe("Host names off loopback", () => {
     [["--host", "0.0.0.0"], /--expose/],
     [["--host", "0.0.0.0", "--expose"], /--allow-host/],
     [["--host", "127.0.0.1", "--allow-host", "bad/name"], /--allow-host/],
+    [["--max-body-size", "12q"], /--max-body-size/],
+    [["--log-format", "xml"], /--log-format/],
+    [["--shutdown-timeout", "-1"], /--shutdown-timeout/],
   ])("toolwire proxy %j is a usage error (nothing is bound)", async (args, message) => {
     const { code, err } = await cli(["proxy", "--upstream", upstream.url, ...args]);
     expect(code).toBe(2);

@@ -5,12 +5,14 @@ import { supportedProviders } from "../../providers/registry.js";
 import { findTarget } from "../../schema/targets/index.js";
 import { SCHEMA_TARGETS } from "../../schema/targets/types.js";
 import { isProviderName, type ProviderName } from "../../types.js";
-import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../context.js";
+import { firstEvent } from "../../node/first-event.js";
+import { CliError, EXIT, type CliContext } from "../context.js";
 
 export const summary = "a local HTTP proxy that repairs requests and streams between any client and a provider";
 
 export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H --expose --allow-host NAME...]
                       [--provider P] [--target T] [--max-body-size BYTES]
+                      [--log-format text|json] [--shutdown-timeout SECONDS]
                       [--no-schemas] [--no-history] [--no-responses] [--no-recovery]
 
 Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
@@ -23,8 +25,10 @@ protocols), so the client gets the calls toolwire decodes (cut or invalid calls 
   Go      option.WithBaseURL("http://127.0.0.1:<port>/v1/")
 
 Headers (keys included) pass through untouched and are never logged. One line per request goes
-to stderr with the repair codes; responses carry them in x-toolwire-repairs (header: request
-side and non-streamed responses; trailer: everything).
+to stderr with the repair codes and the request id; responses carry them in x-toolwire-repairs
+(header: request side and non-streamed responses; trailer: everything) and x-request-id (the
+client's own, or a fresh one). GET /healthz answers 200 (503 while draining); GET /metrics
+answers Prometheus text (see docs/proxy.md).
 
   --upstream URL  the provider's base URL, e.g. https://api.anthropic.com (required)
   --port N        port to listen on (default: a free one, printed at start)
@@ -38,6 +42,10 @@ side and non-streamed responses; trailer: everything).
                   32 MiB; suffixes k, m: 64m); larger ones get 413. Bodies of other paths stream.
   --provider P    protocol of every request (${supportedProviders().join(", ")}); default: from each path
   --target T      schema target (${SCHEMA_TARGETS.join(", ")}); default: from the upstream host
+  --log-format F  text (default: one line per request) or json (one object per line: request_id,
+                  method, path, route, provider, status, outcome, duration_ms, ttfb_ms, repairs, withheld)
+  --shutdown-timeout S  on SIGTERM/SIGINT stop accepting and let open requests finish for up to
+                  S seconds (default 30), then close them; a second signal closes them at once
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
 
 Runs until interrupted (Ctrl-C). Exit codes: 0 stopped; 2 usage error; 3 cannot listen.`;
@@ -48,6 +56,8 @@ interface ProxyArgs {
   host: string;
   allowHosts: string[];
   maxBodyBytes: number;
+  logFormat: "text" | "json";
+  shutdownMs: number;
   provider: ProviderName | undefined;
   target: string | undefined;
   repairs: { schemas: boolean; history: boolean; responses: boolean; recovery: boolean };
@@ -65,6 +75,8 @@ function parse(args: string[]): ProxyArgs {
         expose: { type: "boolean" },
         "allow-host": { type: "string", multiple: true },
         "max-body-size": { type: "string" },
+        "log-format": { type: "string" },
+        "shutdown-timeout": { type: "string" },
         provider: { type: "string" },
         target: { type: "string" },
         "no-schemas": { type: "boolean" },
@@ -96,6 +108,10 @@ function parse(args: string[]): ProxyArgs {
   if (!isLoopback(host) && allowHosts.length === 0) throw new CliError(`--host ${host} needs at least one --allow-host NAME: the Host names the proxy answers besides loopback ones.`, EXIT.usage);
   const maxBodyBytes = values["max-body-size"] === undefined ? DEFAULT_MAX_BODY_BYTES : parseSize(values["max-body-size"]);
   if (maxBodyBytes === null) throw new CliError(`--max-body-size takes a size in bytes (suffixes k, m, g), got '${values["max-body-size"]}'`, EXIT.usage);
+  const logFormat = values["log-format"] ?? "text";
+  if (logFormat !== "text" && logFormat !== "json") throw new CliError(`--log-format is text or json, got '${logFormat}'`, EXIT.usage);
+  const shutdownSeconds = values["shutdown-timeout"] === undefined ? 30 : Number(values["shutdown-timeout"]);
+  if (!Number.isFinite(shutdownSeconds) || shutdownSeconds < 0 || values["shutdown-timeout"] === "") throw new CliError(`--shutdown-timeout takes seconds, got '${values["shutdown-timeout"]}'`, EXIT.usage);
   if (values.target !== undefined && !findTarget(values.target)) throw new CliError(`unknown target '${values.target}'. Known targets: ${SCHEMA_TARGETS.join(", ")}.`, EXIT.usage);
   return {
     upstream: values.upstream,
@@ -103,6 +119,8 @@ function parse(args: string[]): ProxyArgs {
     host,
     allowHosts,
     maxBodyBytes,
+    logFormat,
+    shutdownMs: shutdownSeconds * 1000,
     provider: values.provider as ProviderName | undefined,
     target: values.target,
     repairs: { schemas: !values["no-schemas"], history: !values["no-history"], responses: !values["no-responses"], recovery: !values["no-recovery"] },
@@ -120,6 +138,10 @@ export function parseSize(text: string): number | null {
 
 /** Parses the arguments and starts the proxy; `run` adds the wait for a signal. Tests call this. */
 export async function startProxyCommand(args: string[], ctx: CliContext): Promise<ProxyServer> {
+  return (await startParsed(args, ctx)).proxy;
+}
+
+async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: ProxyServer; options: ProxyArgs }> {
   const options = parse(args);
   let proxy: ProxyServer;
   try {
@@ -129,19 +151,39 @@ export async function startProxyCommand(args: string[], ctx: CliContext): Promis
       host: options.host,
       allowHosts: options.allowHosts,
       maxBodyBytes: options.maxBodyBytes,
+      logFormat: options.logFormat,
       repairs: options.repairs,
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.target ? { target: options.target } : {}),
-      log: (line) => ctx.err(`toolwire proxy: ${line}\n`),
+      log: options.logFormat === "json" ? (line) => ctx.err(`${line}\n`) : (line) => ctx.err(`toolwire proxy: ${line}\n`),
     });
   } catch (error) {
     throw new CliError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, EXIT.input);
   }
   if (!isLoopback(options.host)) ctx.err(`toolwire proxy: warning: listening on ${options.host}, off loopback: whoever reaches it uses the keys its clients send; Host names answered: ${["localhost", "127.0.0.1", "::1", ...options.allowHosts].join(", ")}\n`);
   ctx.out(`toolwire proxy: ${proxy.url} -> ${options.upstream}\n`);
-  return proxy;
+  return { proxy, options };
 }
 
+/**
+ * Serves until SIGTERM or SIGINT, then drains: no new connections, open requests (streams
+ * included) finish for up to --shutdown-timeout, a second signal cuts them; exit 0 either way.
+ */
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  return serveUntilInterrupted(await startProxyCommand(args, ctx), ctx, "proxy");
+  const { proxy, options } = await startParsed(args, ctx);
+  await firstEvent(process, ["SIGINT", "SIGTERM"]);
+  ctx.err(`toolwire proxy: draining: no new connections; open requests have ${options.shutdownMs / 1000}s to finish\n`);
+  let forced = false;
+  const force = (): void => {
+    forced = true;
+    void proxy.shutdown(0);
+  };
+  process.on("SIGINT", force);
+  process.on("SIGTERM", force);
+  const { cut } = await proxy.shutdown(options.shutdownMs).finally(() => {
+    process.off("SIGINT", force);
+    process.off("SIGTERM", force);
+  });
+  ctx.err(`toolwire proxy: stopped${cut > 0 ? ` (${cut} request${cut === 1 ? "" : "s"} cut ${forced ? "by a second signal" : "at the deadline"})` : ""}\n`);
+  return EXIT.ok;
 }

@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
-import { DEFAULT_MAX_BODY_BYTES, startProxy, type ProxyServer } from "../../node/proxy.js";
+import { resolve } from "node:path";
+import { DEFAULT_MAX_BODY_BYTES, startProxy, type ProxyRoute, type ProxyServer } from "../../node/proxy.js";
+import { loadProxyConfig } from "../../node/proxy-config.js";
 import { isHostNameSyntax, isLoopback } from "../../node/proxy-http.js";
 import { supportedProviders } from "../../providers/registry.js";
 import { findTarget } from "../../schema/targets/index.js";
@@ -10,7 +12,7 @@ import { CliError, EXIT, type CliContext } from "../context.js";
 
 export const summary = "a local HTTP proxy that repairs requests and streams between any client and a provider";
 
-export const usage = `Usage: toolwire proxy --upstream URL [--port N] [--host H --expose --allow-host NAME...]
+export const usage = `Usage: toolwire proxy (--upstream URL | --config FILE) [--port N] [--host H --expose --allow-host NAME...]
                       [--provider P] [--target T] [--max-body-size BYTES]
                       [--log-format text|json] [--shutdown-timeout SECONDS]
                       [--no-schemas] [--no-history] [--no-responses] [--no-recovery]
@@ -30,7 +32,13 @@ to stderr with the repair codes and the request id; responses carry them in x-to
 client's own, or a fresh one). GET /healthz answers 200 (503 while draining); GET /metrics
 answers Prometheus text (see docs/proxy.md).
 
-  --upstream URL  the provider's base URL, e.g. https://api.anthropic.com (required)
+  --upstream URL  the provider's base URL, e.g. https://api.anthropic.com (with --config: the
+                  upstream of every path no route of the file takes)
+  --config FILE   JSON routes by path prefix, several upstreams from one process:
+                  {"routes": [{"prefix": "/anthropic", "upstream": "https://api.anthropic.com"},
+                              {"prefix": "/vllm", "upstream": "http://127.0.0.1:8000",
+                               "provider": "openai-chat", "repairs": {"schemas": false}}]}
+                  (route keys: prefix, upstream, name, stripPrefix, provider, target, repairs)
   --port N        port to listen on (default: a free one, printed at start)
   --host H        interface to bind (default 127.0.0.1); off loopback it needs --expose and
                   at least one --allow-host, and prints a warning
@@ -48,10 +56,12 @@ answers Prometheus text (see docs/proxy.md).
                   S seconds (default 30), then close them; a second signal closes them at once
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
 
-Runs until interrupted (Ctrl-C). Exit codes: 0 stopped; 2 usage error; 3 cannot listen.`;
+Runs until interrupted (Ctrl-C). Exit codes: 0 stopped (SIGTERM/SIGINT, after draining); 2 usage error; 3 cannot listen, or --config
+unreadable or invalid.`;
 
 interface ProxyArgs {
-  upstream: string;
+  upstream: string | undefined;
+  config: string | undefined;
   port: number;
   host: string;
   allowHosts: string[];
@@ -70,6 +80,7 @@ function parse(args: string[]): ProxyArgs {
       args,
       options: {
         upstream: { type: "string" },
+        config: { type: "string" },
         port: { type: "string" },
         host: { type: "string" },
         expose: { type: "boolean" },
@@ -89,12 +100,14 @@ function parse(args: string[]): ProxyArgs {
     throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
   }
   const { values } = parsed;
-  if (!values.upstream) throw new CliError(`--upstream is required.\n\n${usage}`, EXIT.usage);
-  try {
-    const url = new URL(values.upstream);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
-  } catch {
-    throw new CliError(`--upstream must be an http(s) URL, got '${values.upstream}'`, EXIT.usage);
+  if (!values.upstream && !values.config) throw new CliError(`--upstream is required (or --config FILE).\n\n${usage}`, EXIT.usage);
+  if (values.upstream !== undefined) {
+    try {
+      const url = new URL(values.upstream);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
+    } catch {
+      throw new CliError(`--upstream must be an http(s) URL, got '${values.upstream}'`, EXIT.usage);
+    }
   }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${values.port}'`, EXIT.usage);
@@ -115,6 +128,7 @@ function parse(args: string[]): ProxyArgs {
   if (values.target !== undefined && !findTarget(values.target)) throw new CliError(`unknown target '${values.target}'. Known targets: ${SCHEMA_TARGETS.join(", ")}.`, EXIT.usage);
   return {
     upstream: values.upstream,
+    config: values.config,
     port,
     host,
     allowHosts,
@@ -143,10 +157,19 @@ export async function startProxyCommand(args: string[], ctx: CliContext): Promis
 
 async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: ProxyServer; options: ProxyArgs }> {
   const options = parse(args);
+  let routes: ProxyRoute[] = [];
+  if (options.config !== undefined) {
+    try {
+      routes = (await loadProxyConfig(resolve(ctx.cwd, options.config))).routes;
+    } catch (error) {
+      throw new CliError(`--config ${(error as Error).message}`, EXIT.input);
+    }
+  }
   let proxy: ProxyServer;
   try {
     proxy = await startProxy({
-      upstream: options.upstream,
+      ...(options.upstream !== undefined ? { upstream: options.upstream } : {}),
+      routes,
       port: options.port,
       host: options.host,
       allowHosts: options.allowHosts,
@@ -161,7 +184,8 @@ async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: Pr
     throw new CliError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, EXIT.input);
   }
   if (!isLoopback(options.host)) ctx.err(`toolwire proxy: warning: listening on ${options.host}, off loopback: whoever reaches it uses the keys its clients send; Host names answered: ${["localhost", "127.0.0.1", "::1", ...options.allowHosts].join(", ")}\n`);
-  ctx.out(`toolwire proxy: ${proxy.url} -> ${options.upstream}\n`);
+  const targets = [...routes.map((route) => `${route.prefix} -> ${route.upstream}`), ...(options.upstream !== undefined ? [`${routes.length > 0 ? "/ (other paths) -> " : ""}${options.upstream}`] : [])];
+  ctx.out(`toolwire proxy: ${proxy.url} ${targets.length === 1 && routes.length === 0 ? `-> ${targets[0]}` : `routes: ${targets.join(", ")}`}\n`);
   return { proxy, options };
 }
 

@@ -9,6 +9,7 @@ import { routeFor, routeOf, type Route } from "../fetch/routes.js";
 import { forwardBody } from "./forward-body.js";
 import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, normalizePath, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
 import { ProxyMetrics } from "./proxy-metrics.js";
+import { addNoticeToWhole, createNoticeStream, isWithheldCall, noticeSupported, noticeText } from "./withheld-notice.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
 
@@ -99,6 +100,12 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** `text` (default): `POST /v1/messages 200 812ms repairs=… id=…`; `json`: one `ProxyLogRecord` as JSON per line. */
   logFormat?: "text" | "json";
+  /**
+   * Opt-in: when a call is withheld (cut or invalid), add a text part to the assistant message
+   * saying which call and why, so that the model reads it on its next turn instead of the call
+   * vanishing (Anthropic Messages and OpenAI Chat, streamed and whole; see docs/proxy.md).
+   */
+  withheldNotice?: boolean;
   /** Every repair of every request, with the request's id (`x-request-id`). */
   onRepair?: (report: RepairReport, request: { method: string; path: string; requestId: string; route: string }) => void;
   /** The fetch used upstream (default: the global fetch). */
@@ -223,11 +230,6 @@ function matchRoute(routes: readonly CompiledRoute[], path: string): CompiledRou
 function requestIdOf(req: IncomingMessage): string {
   const given = req.headers["x-request-id"];
   return typeof given === "string" && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
-}
-
-/** A withheld call (not an event the decoder ignored). */
-function isWithheldCall(report: RepairReport): boolean {
-  return report.action === "withheld" && (report.callIndex !== undefined || report.id !== undefined || report.name !== undefined);
 }
 
 interface ProxyState {
@@ -384,7 +386,17 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
           options.onRepair?.(report, { method, path: target, requestId, route: current.name });
         },
       });
-      const response = await repairingFetch(url.href, init);
+      let response = await repairingFetch(url.href, init);
+      if (options.withheldNotice && noticeSupported(provider) && response.body && response.ok) {
+        const contentType = response.headers.get("content-type") ?? "";
+        const noticeFor = provider;
+        if (contentType.includes("text/event-stream")) {
+          response = new Response(response.body.pipeThrough(createNoticeStream(noticeFor, () => reports)), response);
+        } else if (contentType.includes("json")) {
+          const text = noticeText(reports);
+          if (text !== null) response = new Response(addNoticeToWhole(noticeFor, await response.text(), text), response);
+        }
+      }
       const outHeaders = forwardedResponseHeaders(response.headers);
       outHeaders["x-request-id"] = requestId;
       const known = repairSummary(reports);

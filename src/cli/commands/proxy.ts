@@ -14,7 +14,7 @@ export const summary = "a local HTTP proxy that repairs requests and streams bet
 
 export const usage = `Usage: toolwire proxy (--upstream URL | --config FILE) [--port N] [--host H --expose --allow-host NAME...]
                       [--provider P] [--target T] [--max-body-size BYTES]
-                      [--log-format text|json] [--shutdown-timeout SECONDS]
+                      [--log-format text|json] [--shutdown-timeout SECONDS] [--withheld-notice]
                       [--no-schemas] [--no-history] [--no-responses] [--no-recovery]
 
 Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
@@ -54,6 +54,9 @@ answers Prometheus text (see docs/proxy.md).
                   method, path, route, provider, status, outcome, duration_ms, ttfb_ms, repairs, withheld)
   --shutdown-timeout S  on SIGTERM/SIGINT stop accepting and let open requests finish for up to
                   S seconds (default 30), then close them; a second signal closes them at once
+  --withheld-notice  when a call is withheld (cut or invalid), add a text part to the assistant
+                  message naming it and why, which the model reads on its next turn (Anthropic
+                  Messages and OpenAI Chat; otherwise the call just does not arrive)
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
 
 Runs until interrupted (Ctrl-C). Exit codes: 0 stopped (SIGTERM/SIGINT, after draining); 2 usage error; 3 cannot listen, or --config
@@ -68,6 +71,7 @@ interface ProxyArgs {
   maxBodyBytes: number;
   logFormat: "text" | "json";
   shutdownMs: number;
+  withheldNotice: boolean;
   provider: ProviderName | undefined;
   target: string | undefined;
   repairs: { schemas: boolean; history: boolean; responses: boolean; recovery: boolean };
@@ -88,6 +92,7 @@ function parse(args: string[]): ProxyArgs {
         "max-body-size": { type: "string" },
         "log-format": { type: "string" },
         "shutdown-timeout": { type: "string" },
+        "withheld-notice": { type: "boolean" },
         provider: { type: "string" },
         target: { type: "string" },
         "no-schemas": { type: "boolean" },
@@ -135,6 +140,7 @@ function parse(args: string[]): ProxyArgs {
     maxBodyBytes,
     logFormat,
     shutdownMs: shutdownSeconds * 1000,
+    withheldNotice: values["withheld-notice"] === true,
     provider: values.provider as ProviderName | undefined,
     target: values.target,
     repairs: { schemas: !values["no-schemas"], history: !values["no-history"], responses: !values["no-responses"], recovery: !values["no-recovery"] },
@@ -175,6 +181,7 @@ async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: Pr
       allowHosts: options.allowHosts,
       maxBodyBytes: options.maxBodyBytes,
       logFormat: options.logFormat,
+      withheldNotice: options.withheldNotice,
       repairs: options.repairs,
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.target ? { target: options.target } : {}),

@@ -376,6 +376,8 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       }
       const repairingFetch = createRepairingFetch({
         fetch: upstreamFetch,
+        // A relay needs the decoder's events, not the turn's text: memory per stream stays with the calls not yet decided.
+        decoder: { retainText: false },
         ...(current.provider ? { provider: current.provider } : {}),
         ...(current.target ? { target: current.target } : {}),
         ...(current.repairs ? { repairs: current.repairs } : {}),

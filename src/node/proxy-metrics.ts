@@ -91,8 +91,16 @@ export class ProxyMetrics {
     this.inFlight.add({}, 0);
   }
 
-  /** The exposition text for `GET /metrics`. */
+  /** The exposition text for `GET /metrics`: the proxy's metrics, then the process's (CPU, resident memory, start time: the standard names). */
   render(): string {
-    return [this.requests, this.repairs, this.withheld, this.upstreamErrors, this.clientAborts, this.refused, this.streamsOpen, this.inFlight, this.ttfb, this.duration].map((metric) => metric.render()).join("");
+    const cpu = process.cpuUsage();
+    const started = Math.round(Date.now() / 1000 - process.uptime());
+    const own = [this.requests, this.repairs, this.withheld, this.upstreamErrors, this.clientAborts, this.refused, this.streamsOpen, this.inFlight, this.ttfb, this.duration].map((metric) => metric.render()).join("");
+    return (
+      own +
+      `# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total ${(cpu.user + cpu.system) / 1e6}\n` +
+      `# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes ${process.memoryUsage.rss()}\n` +
+      `# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds ${started}\n`
+    );
   }
 }

@@ -61,6 +61,8 @@ describe("/healthz and /metrics", () => {
     expect(text).toMatch(/^toolwire_proxy_streams_open\{route="default"\} 0$/m);
     expect(text).toMatch(/^toolwire_proxy_requests_in_flight 0$/m);
     expect(text).toMatch(/^# TYPE toolwire_proxy_streams_open gauge$/m);
+    expect(text).toMatch(/^process_cpu_seconds_total \d+(\.\d+)?$/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
   });
 
   it("an upstream that cannot be reached is a 502 and an upstream error in the metrics", async () => {

@@ -147,6 +147,23 @@ function parse(args: string[]): ProxyArgs {
   };
 }
 
+/**
+ * One request's log line, written with the others of the same event-loop turn in one write:
+ * stderr is synchronous on pipes and files, and one system call per request shows under load.
+ */
+function batchedLog(ctx: CliContext, prefix: string): (line: string) => void {
+  let pending = "";
+  const flush = (): void => {
+    const text = pending;
+    pending = "";
+    ctx.err(text);
+  };
+  return (line) => {
+    if (pending === "") setImmediate(flush);
+    pending += `${prefix}${line}\n`;
+  };
+}
+
 /** `64m`, `512k`, `1048576`: a size in bytes, or null. */
 export function parseSize(text: string): number | null {
   const match = /^(\d{1,15})([kmg]i?b?)?$/i.exec(text.trim());
@@ -185,7 +202,7 @@ async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: Pr
       repairs: options.repairs,
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.target ? { target: options.target } : {}),
-      log: options.logFormat === "json" ? (line) => ctx.err(`${line}\n`) : (line) => ctx.err(`toolwire proxy: ${line}\n`),
+      log: batchedLog(ctx, options.logFormat === "json" ? "" : "toolwire proxy: "),
     });
   } catch (error) {
     throw new CliError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, EXIT.input);

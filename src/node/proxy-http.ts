@@ -125,6 +125,8 @@ function parseTarget(target: string): URL | { refused: string } {
     return { refused: "the request target is not a valid path" };
   }
   if (path.host !== "proxy.invalid" || !(path.pathname === "/root" || path.pathname.startsWith("/root/"))) return { refused: "the path climbs above its root ('..')" };
+  // Belt and braces: a dot segment the URL parser left in place is refused, not forwarded.
+  if (path.pathname.split("/").some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return { refused: "the path has a dot segment that does not resolve" };
   return path;
 }
 

@@ -114,3 +114,16 @@ describe("OpenAI Chat Completions", () => {
     expect(completion.choices[0]?.message.content ?? "").not.toContain("toolwire");
   });
 });
+
+describe("the CLI flag", () => {
+  it("--withheld-notice turns the notice on", async () => {
+    const { startProxyCommand } = await import("../../src/cli/commands/proxy.js");
+    const proxy = await startProxyCommand(["--upstream", upstream.url, "--withheld-notice"], { out: () => {}, err: () => {}, cwd: process.cwd() });
+    try {
+      const completion = await openai(proxy).chat.completions.create({ model: "m", messages: [{ role: "user", content: "go" }] });
+      expect(completion.choices[0]?.message.content).toContain("[toolwire:");
+    } finally {
+      await proxy.close();
+    }
+  });
+});

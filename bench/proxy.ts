@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import { forwardBody } from "../src/node/forward-body.js";
+import { createUpstreamFetch } from "../src/node/upstream-fetch.js";
 import { startProxy } from "../src/node/proxy.js";
 import { createReencoder } from "../src/reencode/index.js";
 import type { ProviderName } from "../src/types.js";
@@ -15,7 +16,7 @@ import { cpuMs, cpuMsAsync, median } from "./cpu.js";
  * `node dist/bench/proxy.js [--quick] [--only cpu|latency|concurrent|memory]` (after `npm run
  * build`; `npm run bench` runs it with --quick at its end): what putting `toolwire proxy` in front
  * of a client costs, against a proxy built the same way that forwards bytes untouched (node:http
- * in front of the global fetch: the cost of the hop alone).
+ * in front of the same upstream client, `createUpstreamFetch`: the cost of the hop alone).
  *
  * 1. cpu: one 1 MB tool call in 16-byte deltas, re-encoded in process (decode + split + hold +
  *    release), then over HTTP direct, through the byte-forwarding proxy and through toolwire
@@ -90,14 +91,15 @@ function eventGroups(body: string, count: number): Uint8Array[] {
   return out;
 }
 
-/** A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is (node:http in front of the global fetch). */
+/** A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is (node:http in front of its upstream fetch, `createUpstreamFetch`). */
 async function passThroughProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
+  const upstreamFetch = createUpstreamFetch();
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on("data", (part: Buffer) => parts.push(part));
     req.on("end", () => {
       void (async () => {
-        const response = await fetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
+        const response = await upstreamFetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
         res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "application/octet-stream" });
         await forwardBody(response.body as ReadableStream<Uint8Array>, res);
         res.end();

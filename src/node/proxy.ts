@@ -9,6 +9,7 @@ import { routeFor, routeOf, type Route } from "../fetch/routes.js";
 import { forwardBody } from "./forward-body.js";
 import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, normalizePath, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
 import { ProxyMetrics } from "./proxy-metrics.js";
+import { createUpstreamFetch } from "./upstream-fetch.js";
 import { addNoticeToWhole, createNoticeStream, isWithheldCall, noticeSupported, noticeText } from "./withheld-notice.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
@@ -108,7 +109,7 @@ export interface ProxyOptions {
   withheldNotice?: boolean;
   /** Every repair of every request, with the request's id (`x-request-id`). */
   onRepair?: (report: RepairReport, request: { method: string; path: string; requestId: string; route: string }) => void;
-  /** The fetch used upstream (default: the global fetch). */
+  /** The fetch used upstream (default: `createUpstreamFetch()`, node:http(s) with keep-alive; redirects are passed to the client, not followed). */
   fetch?: FetchLike;
 }
 
@@ -242,7 +243,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
   const routes = compileRoutes(options);
   const hosts = allowedHosts(options.allowHosts);
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const baseFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const baseFetch: FetchLike = options.fetch ?? createUpstreamFetch();
   const metrics = new ProxyMetrics();
   const state: ProxyState = { draining: false, active: 0 };
   const json = options.logFormat === "json";

@@ -384,3 +384,83 @@ describe("request body limits", () => {
     }
   });
 });
+
+describe("the upstream hop", () => {
+  it("a redirect goes back to the client as it came (not followed)", async () => {
+    const redirecting = await recordingUpstream((_seen, res) => {
+      res.writeHead(307, { location: "http://other.example/v1/messages" });
+      res.end();
+    });
+    const front = await startProxy({ upstream: redirecting.url });
+    try {
+      const response = await rawRequest(front.port, [head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-length": 2 }), "{}"]);
+      expect(response.status).toBe(307);
+      expect(response.headers.location).toBe("http://other.example/v1/messages");
+      expect(redirecting.seen).toHaveLength(1);
+    } finally {
+      await front.close();
+      await redirecting.close();
+    }
+  });
+
+  it("a client that does not read holds the upstream back: the proxy does not buffer the body ahead of it", async () => {
+    let written = 0;
+    let stop = false;
+    const piece = Buffer.alloc(64 * 1024, 120);
+    const fast = await (async () => {
+      const server: Server = createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { "content-type": "application/octet-stream" });
+        const next = (): void => {
+          while (!stop && written < 256 * 1024 * 1024) {
+            written += piece.length;
+            if (!res.write(piece)) {
+              res.once("drain", next);
+              return;
+            }
+          }
+          res.end();
+        };
+        next();
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    })();
+    const front = await startProxy({ upstream: fast.url });
+    const socket = (await import("node:net")).connect(front.port, "127.0.0.1");
+    try {
+      await new Promise<void>((resolve) => socket.on("connect", resolve));
+      socket.pause();
+      socket.write(head("GET /v1/files/big/content HTTP/1.1"));
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      // Kernel socket buffers on both hops and a chunk or two in the proxy: far less than the 256 MB on offer.
+      expect(written).toBeLessThan(48 * 1024 * 1024);
+    } finally {
+      stop = true;
+      socket.destroy();
+      await front.close();
+      fast.server.closeAllConnections();
+      await new Promise((resolve) => fast.server.close(resolve));
+    }
+  });
+
+  it("an upstream that cuts its body mid-way cuts the client's response, counted as response_cut", async () => {
+    const cutting = await recordingUpstream((_seen, res) => {
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      res.write(Buffer.alloc(1000, 97));
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const front = await startProxy({ upstream: cutting.url });
+    try {
+      const response = await rawRequest(front.port, [head("GET /v1/files/x/content HTTP/1.1")]);
+      expect(response.status).toBe(200);
+      // Chunked, and never terminated by the zero-length chunk.
+      expect(response.raw.toString("latin1").endsWith("0\r\n\r\n")).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(front.metrics()).toMatch(/toolwire_proxy_upstream_errors_total\{route="default",kind="response_cut"\} 1/);
+    } finally {
+      await front.close();
+      await cutting.close();
+    }
+  });
+});

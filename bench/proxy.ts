@@ -1,70 +1,47 @@
-import { createServer, type Server } from "node:http";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import { forwardBody } from "../src/node/forward-body.js";
+import { createUpstreamFetch } from "../src/node/upstream-fetch.js";
 import { startProxy } from "../src/node/proxy.js";
 import { createReencoder } from "../src/reencode/index.js";
 import type { ProviderName } from "../src/types.js";
-import { anthropicSseBody, bigArguments, chunkBytes, openaiChatSseBody } from "./fixtures.js";
+import { anthropicSseBody, anthropicTurnBody, bigArguments, chunkBytes, openaiChatSseBody, smallArguments } from "./fixtures.js";
 import { cpuMs, cpuMsAsync, median } from "./cpu.js";
 
 /**
- * `node dist/bench/proxy.js` (after `npm run build`): what putting toolwire in front of a client costs.
+ * `node dist/bench/proxy.js [--quick] [--only cpu|latency|concurrent|memory]` (after `npm run
+ * build`; `npm run bench` runs it with --quick at its end): what putting `toolwire proxy` in front
+ * of a client costs, against a proxy built the same way that forwards bytes untouched (node:http
+ * in front of the same upstream client, `createUpstreamFetch`: the cost of the hop alone).
  *
- * 1. Re-encoding, in process: one 1 MB tool call in 16-byte deltas (the bench's standard stream),
- *    decoded by toolwire (what any toolwire user pays) and re-encoded (decode + split into raw
- *    events + hold/forward). The proxy overhead is the difference, as a share of the decode.
- * 2. Through HTTP: the same stream from a local upstream, read by a client that decodes it, direct,
- *    through a proxy built the same way that forwards the bytes untouched (node:http in front of
- *    the global fetch: the cost of the hop alone), and through `toolwire proxy`: CPU time of the
- *    whole process (upstream, proxy and client).
- * 3. 100 concurrent streams held open through the proxy (paced upstream), all checked.
+ * 1. cpu: one 1 MB tool call in 16-byte deltas, re-encoded in process (decode + split + hold +
+ *    release), then over HTTP direct, through the byte-forwarding proxy and through toolwire
+ *    proxy (CPU of the whole process: upstream, proxy, client). Target: toolwire proxy ≤ the
+ *    forwarding proxy + the in-process re-encode + 10%.
+ * 2. latency: text deltas, one every 2 ms, each stamped with its send time: the time each takes to
+ *    reach the client through the forwarding proxy and through toolwire proxy. Target ≤ 1 ms added.
+ * 3. concurrent: 500 streams of a tool-call turn at once (text then two calls, 16-byte deltas,
+ *    paced), direct and through a toolwire proxy running as its own process (the CLI): p99 time per
+ *    stream, and the proxy process's peak RSS. Target: p99 ≤ 1.5x direct, peak RSS ≤ 150 MB.
+ * 4. memory: 160 MB of text deltas relayed by that proxy process: its peak RSS, which must not
+ *    grow with the stream.
  *
- * CPU time, not wall time: the machine is shared. Medians of several runs.
+ * CPU time, not wall time, where the machine is shared (1); wall time where latency is the
+ * question (2, 3). Medians of several runs.
  */
 
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const onlyAt = args.indexOf("--only");
+const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const SIZE = 1024 * 1024;
 const DELTA = 16;
-
-const bodies: Record<"anthropic" | "openai-chat", string> = {
-  anthropic: anthropicSseBody(bigArguments(SIZE), DELTA),
-  "openai-chat": openaiChatSseBody(bigArguments(SIZE), DELTA),
-};
-
-function decodeOnly(provider: ProviderName, chunks: Uint8Array[]): void {
-  const decoder = createByteDecoder(provider);
-  for (const chunk of chunks) decoder.push(chunk);
-  const turn = decoder.finish();
-  if (turn.toolCalls[0]?.arguments === null) throw new Error("bench stream did not decode");
-}
-
-function reencodeOnly(provider: ProviderName, chunks: Uint8Array[]): void {
-  const reencoder = createReencoder(provider);
-  let bytes = 0;
-  for (const chunk of chunks) for (const piece of reencoder.push(chunk)) bytes += piece.length;
-  for (const piece of reencoder.end()) bytes += piece.length;
-  if (bytes === 0) throw new Error("nothing re-encoded");
-}
-
-function inProcess(): void {
-  console.log(`\n1. Re-encoding in process: one ${SIZE / 1024} KB call, ${DELTA}-byte deltas (CPU ms, median of 15)`);
-  for (const provider of ["anthropic", "openai-chat"] as const) {
-    const chunks = chunkBytes(bodies[provider]);
-    for (let i = 0; i < 5; i++) {
-      decodeOnly(provider, chunks);
-      reencodeOnly(provider, chunks);
-    }
-    const decode: number[] = [];
-    const reencode: number[] = [];
-    for (let i = 0; i < 15; i++) {
-      decode.push(cpuMs(() => decodeOnly(provider, chunks)));
-      reencode.push(cpuMs(() => reencodeOnly(provider, chunks)));
-    }
-    const d = median(decode);
-    const r = median(reencode);
-    console.log(`   ${provider.padEnd(12)} decode ${d.toFixed(1)} ms   re-encode ${r.toFixed(1)} ms   overhead ${(r - d).toFixed(1)} ms = ${(((r - d) / d) * 100).toFixed(1)}% of the decode`);
-  }
-}
+const BIN = fileURLToPath(new URL("../src/cli/bin.js", import.meta.url));
+const FORWARDING = fileURLToPath(new URL("./forwarding-proxy.js", import.meta.url));
 
 /** `server` listening on a free loopback port: its URL, and a close that ends open connections. */
 async function listening(server: Server): Promise<{ url: string; close(): Promise<void> }> {
@@ -79,19 +56,11 @@ async function listening(server: Server): Promise<{ url: string; close(): Promis
   };
 }
 
-/**
- * Serves `body`: whole when `paceMs` is 0, else its events a few at a time every `paceMs` (so that
- * many streams are open at once). Counts the responses open at the same time.
- */
-async function upstreamServer(body: string, paceMs = 0): Promise<{ url: string; close(): Promise<void>; maxOpen: () => number }> {
-  const chunks = paceMs === 0 ? chunkBytes(body) : eventGroups(body, 10);
-  let open = 0;
-  let maxOpen = 0;
+/** Serves `chunks`: as fast as the client reads when `paceMs` is 0, else one chunk every `paceMs`. */
+async function upstreamServer(chunks: Uint8Array[], paceMs = 0): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      open++;
-      maxOpen = Math.max(maxOpen, open);
       res.writeHead(200, { "content-type": "text/event-stream" });
       let i = 0;
       const next = (): void => {
@@ -106,13 +75,12 @@ async function upstreamServer(body: string, paceMs = 0): Promise<{ url: string; 
             return;
           }
         }
-        open--;
         res.end();
       };
       next();
     });
   });
-  return { ...(await listening(server)), maxOpen: () => maxOpen };
+  return listening(server);
 }
 
 /** The body cut after every `count` SSE events. */
@@ -123,17 +91,15 @@ function eventGroups(body: string, count: number): Uint8Array[] {
   return out;
 }
 
-/**
- * A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is
- * (node:http in front of the global fetch): what the HTTP hop costs without toolwire.
- */
+/** A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is (node:http in front of its upstream fetch, `createUpstreamFetch`). */
 async function passThroughProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
+  const upstreamFetch = createUpstreamFetch();
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on("data", (part: Buffer) => parts.push(part));
     req.on("end", () => {
       void (async () => {
-        const response = await fetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
+        const response = await upstreamFetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
         res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "application/octet-stream" });
         await forwardBody(response.body as ReadableStream<Uint8Array>, res);
         res.end();
@@ -155,54 +121,270 @@ async function readAndDecode(url: string, provider: ProviderName): Promise<numbe
   return decoder.finish().toolCalls.filter((call) => call.arguments !== null).length;
 }
 
-async function overHttp(): Promise<void> {
-  console.log(`\n2. Through HTTP: the same stream read and decoded by a client, direct, through a byte-forwarding proxy, and through toolwire proxy (CPU ms of the process, median of 9)`);
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+async function cpu(): Promise<void> {
+  const runs = quick ? 5 : 9;
+  console.log(`\n1. CPU: one ${SIZE / 1024} KB call in ${DELTA}-byte deltas (CPU ms of the process, median of ${runs})`);
   for (const provider of ["anthropic", "openai-chat"] as const) {
-    const upstream = await upstreamServer(bodies[provider]);
+    const body = provider === "anthropic" ? anthropicSseBody(bigArguments(SIZE), DELTA) : openaiChatSseBody(bigArguments(SIZE), DELTA);
+    const chunks = chunkBytes(body);
+    const decodeOnly = (): void => {
+      const decoder = createByteDecoder(provider);
+      for (const chunk of chunks) decoder.push(chunk);
+      if (decoder.finish().toolCalls[0]?.arguments === null) throw new Error("bench stream did not decode");
+    };
+    const reencodeOnly = (): void => {
+      // As the proxy runs it: the decoder keeps no text.
+      const reencoder = createReencoder(provider, { retainText: false });
+      let bytes = 0;
+      for (const chunk of chunks) for (const piece of reencoder.push(chunk)) bytes += piece.length;
+      for (const piece of reencoder.end()) bytes += piece.length;
+      if (bytes === 0) throw new Error("nothing re-encoded");
+    };
+    for (let i = 0; i < 5; i++) {
+      decodeOnly();
+      reencodeOnly();
+    }
+    const decode: number[] = [];
+    const reencode: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      decode.push(cpuMs(decodeOnly));
+      reencode.push(cpuMs(reencodeOnly));
+    }
+    const upstream = await upstreamServer(chunks);
     const pipe = await passThroughProxy(upstream.url);
     const proxy = await startProxy({ upstream: upstream.url });
     const path = provider === "anthropic" ? "/v1/messages" : "/v1/chat/completions";
     const routes = { direct: upstream.url, pipe: pipe.url, toolwire: proxy.url };
     const times: Record<keyof typeof routes, number[]> = { direct: [], pipe: [], toolwire: [] };
     for (let i = 0; i < 3; i++) for (const url of Object.values(routes)) await readAndDecode(`${url}${path}`, provider);
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < runs; i++) {
       for (const [route, url] of Object.entries(routes) as Array<[keyof typeof routes, string]>) {
         times[route].push(await cpuMsAsync(async () => void (await readAndDecode(`${url}${path}`, provider))));
       }
     }
-    const d = median(times.direct);
-    const b = median(times.pipe);
-    const p = median(times.toolwire);
-    const share = (ms: number): string => `${(((ms - d) / d) * 100).toFixed(0)}%`;
-    console.log(
-      `   ${provider.padEnd(12)} direct ${d.toFixed(1)} ms   byte-forwarding proxy ${b.toFixed(1)} ms (+${share(b)})   toolwire proxy ${p.toFixed(1)} ms (+${share(p)}; ${(p - b).toFixed(1)} ms more than forwarding)`,
-    );
     await proxy.close();
     await pipe.close();
+    // The same, each proxy in a process of its own (as it runs in production): the client's decoder
+    // and the proxy's re-encoder no longer share the JIT's type feedback (see docs/proxy.md).
+    const own = { pipe: await proxyProcess(upstream.url, "forwarding"), toolwire: await proxyProcess(upstream.url, "toolwire") };
+    const split: Record<"pipe" | "toolwire", number[]> = { pipe: [], toolwire: [] };
+    for (let i = 0; i < 3; i++) for (const child of Object.values(own)) await readAndDecode(`${child.url}${path}`, provider);
+    for (let i = 0; i < runs; i++) {
+      for (const [route, child] of Object.entries(own) as Array<["pipe" | "toolwire", (typeof own)["pipe"]]>) {
+        const before = await child.cpuMs();
+        const here = await cpuMsAsync(async () => void (await readAndDecode(`${child.url}${path}`, provider)));
+        split[route].push(here + (await child.cpuMs()) - before);
+      }
+    }
+    await own.pipe.stop();
+    await own.toolwire.stop();
+    await upstream.close();
+    const d = median(decode);
+    const r = median(reencode);
+    const direct = median(times.direct);
+    const forwarding = median(times.pipe);
+    const toolwire = median(times.toolwire);
+    const budget = forwarding + r;
+    const share = (ms: number): string => `${ms >= direct ? "+" : ""}${(((ms - direct) / direct) * 100).toFixed(0)}%`;
+    console.log(`   ${provider.padEnd(12)} in process: decode ${d.toFixed(1)} ms, re-encode ${r.toFixed(1)} ms (${(((r - d) / d) * 100).toFixed(0)}% over the decode)`);
+    console.log(`   ${"".padEnd(12)} over HTTP: direct ${direct.toFixed(1)} ms, byte-forwarding proxy ${forwarding.toFixed(1)} ms (${share(forwarding)}), toolwire proxy ${toolwire.toFixed(1)} ms (${share(toolwire)})`);
+    console.log(`   ${"".padEnd(12)} one process: toolwire proxy vs forwarding + in-process re-encode (${budget.toFixed(1)} ms): ${toolwire <= budget ? "" : "+"}${(toolwire - budget).toFixed(1)} ms = ${(((toolwire - budget) / budget) * 100).toFixed(1)}%`);
+    const ownPipe = median(split.pipe);
+    const ownToolwire = median(split.toolwire);
+    const ownBudget = ownPipe + r;
+    console.log(
+      `   ${"".padEnd(12)} proxies in their own process: forwarding ${ownPipe.toFixed(1)} ms, toolwire ${ownToolwire.toFixed(1)} ms; vs forwarding + in-process re-encode (${ownBudget.toFixed(1)} ms): ${ownToolwire <= ownBudget ? "" : "+"}${(ownToolwire - ownBudget).toFixed(1)} ms = ${(((ownToolwire - ownBudget) / ownBudget) * 100).toFixed(1)}% (target ≤ +10%: ${ownToolwire <= ownBudget * 1.1 ? "met" : "NOT met"})`,
+    );
+  }
+}
+
+async function latency(): Promise<void> {
+  const COUNT = quick ? 200 : 500;
+  console.log(`\n2. Text-delta latency: ${COUNT} Chat text deltas, one every 2 ms, each stamped with its send time (ms, wall)`);
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (sent++ < COUNT) res.write(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"t=${performance.now().toFixed(3)};"},"finish_reason":null}]}\n\n`);
+        else {
+          clearInterval(timer);
+          res.end(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`);
+        }
+      }, 2);
+    });
+  });
+  const upstream = await listening(server);
+  const pipe = await passThroughProxy(upstream.url);
+  const proxy = await startProxy({ upstream: upstream.url });
+  const delays = async (base: string): Promise<number[]> => {
+    const response = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"stream":true}' });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    const out: number[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const now = performance.now();
+      for (const match of decoder.decode(value, { stream: true }).matchAll(/t=(\d+\.\d+);/g)) out.push(now - Number(match[1]));
+    }
+    return out;
+  };
+  const rows: Record<"direct" | "pipe" | "toolwire", number[]> = { direct: [], pipe: [], toolwire: [] };
+  for (let i = 0; i < (quick ? 2 : 3); i++) {
+    rows.direct.push(...(await delays(upstream.url)));
+    rows.pipe.push(...(await delays(pipe.url)));
+    rows.toolwire.push(...(await delays(proxy.url)));
+  }
+  await proxy.close();
+  await pipe.close();
+  await upstream.close();
+  const line = (name: string, values: number[]): string => `${name} median ${median(values).toFixed(2)}, p99 ${percentile(values, 99).toFixed(2)}`;
+  console.log(`   ${line("direct", rows.direct)}; ${line("byte-forwarding proxy", rows.pipe)}; ${line("toolwire proxy", rows.toolwire)}`);
+  const added = median(rows.toolwire) - median(rows.pipe);
+  console.log(`   toolwire proxy adds ${added.toFixed(2)} ms (median) over the forwarding proxy (target ≤ 1 ms: ${added <= 1 ? "met" : "NOT met"})`);
+}
+
+/** A proxy in a process of its own (the CLI, or the byte-forwarding one): its URL, its process, its CPU time so far, a stop. */
+async function proxyProcess(upstream: string, kind: "toolwire" | "forwarding" = "toolwire"): Promise<{ url: string; child: ChildProcess; cpuMs(): Promise<number>; stop(): Promise<void> }> {
+  const argv = kind === "toolwire" ? [BIN, "proxy", "--upstream", upstream] : [FORWARDING, upstream];
+  const child = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "ignore"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (data: Buffer) => {
+      out += data.toString();
+      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (match) resolve(match[1] as string);
+    });
+    child.on("exit", () => reject(new Error("the proxy process exited")));
+  });
+  return {
+    url,
+    child,
+    cpuMs: async () => {
+      if (kind === "forwarding") return ((await (await fetch(`${url}/__cpu`)).json()) as { ms: number }).ms;
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      return Number(/^process_cpu_seconds_total (\S+)$/m.exec(metrics)?.[1]) * 1000;
+    },
+    stop: async () => {
+      const exited = new Promise((resolve) => child.on("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** Peak resident set of a process (Linux: VmHWM), in MB; NaN elsewhere. */
+function peakRssMb(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** A streamed request through `base` read to its end with node:http (no decoding), in ms of wall time. */
+function timedStream(base: string, path: string): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, agent: false }, (res) => {
+      res.on("data", () => {});
+      res.on("end", () => resolve(performance.now() - started));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end('{"stream":true}');
+  });
+}
+
+async function concurrent(): Promise<void> {
+  const COUNT = 500;
+  const turn = anthropicTurnBody(
+    "I will read both files and then write the summary. ".repeat(8),
+    [
+      { id: "toolu_1", name: "read_file", argumentsText: smallArguments(2048, 1) },
+      { id: "toolu_2", name: "read_file", argumentsText: smallArguments(2048, 2) },
+    ],
+    DELTA,
+  );
+  const groups = eventGroups(turn, 10);
+  console.log(`\n3. ${COUNT} concurrent streams of a tool-call turn (Anthropic: text, two 2 KB calls, ${DELTA}-byte deltas: ${groups.length} writes of 10 events, one every 10 ms), direct and through toolwire proxy as its own process (ms, wall)`);
+  const upstream = await upstreamServer(groups, 10);
+  const run = async (base: string): Promise<number[]> => Promise.all(Array.from({ length: COUNT }, () => timedStream(base, "/v1/messages")));
+  const through = async (kind: "toolwire" | "forwarding"): Promise<{ times: number[]; peak: number }> => {
+    const proxy = await proxyProcess(upstream.url, kind);
+    try {
+      await run(proxy.url);
+      return { times: await run(proxy.url), peak: peakRssMb(proxy.child.pid) };
+    } finally {
+      await proxy.stop();
+    }
+  };
+  try {
+    await run(upstream.url);
+    const direct = await run(upstream.url);
+    const forwarding = await through("forwarding");
+    const toolwire = await through("toolwire");
+    const p = (values: number[], at: number): string => percentile(values, at).toFixed(0);
+    const ratio = percentile(toolwire.times, 99) / percentile(direct, 99);
+    console.log(`   direct: p50 ${p(direct, 50)}, p99 ${p(direct, 99)}; byte-forwarding proxy: p50 ${p(forwarding.times, 50)}, p99 ${p(forwarding.times, 99)} (${(percentile(forwarding.times, 99) / percentile(direct, 99)).toFixed(2)}x)`);
+    console.log(`   toolwire proxy: p50 ${p(toolwire.times, 50)}, p99 ${p(toolwire.times, 99)} (${ratio.toFixed(2)}x direct; target ≤ 1.5x: ${ratio <= 1.5 ? "met" : "NOT met"})`);
+    console.log(`   peak RSS of the proxy process: byte-forwarding ${forwarding.peak.toFixed(0)} MB, toolwire ${toolwire.peak.toFixed(0)} MB (target ≤ 150 MB: ${toolwire.peak <= 150 ? "met" : "NOT met"})`);
+  } finally {
     await upstream.close();
   }
 }
 
-async function concurrent(): Promise<void> {
-  const COUNT = 100;
-  const body = openaiChatSseBody(bigArguments(8 * 1024), DELTA);
-  const groups = eventGroups(body, 10).length;
-  console.log(`\n3. ${COUNT} concurrent Chat streams (one 8 KB call in ${DELTA}-byte deltas, sent 10 events every 10 ms: ${groups} writes, about ${(groups * 10) / 1000} s each) through toolwire proxy`);
-  const upstream = await upstreamServer(body, 10);
-  const proxy = await startProxy({ upstream: upstream.url });
-  const started = performance.now();
-  const cpu = await cpuMsAsync(async () => {
-    const results = await Promise.all(Array.from({ length: COUNT }, () => readAndDecode(`${proxy.url}/v1/chat/completions`, "openai-chat")));
-    const good = results.filter((calls) => calls === 1).length;
-    if (good !== COUNT) throw new Error(`only ${good} of ${COUNT} streams gave their call`);
+async function memory(): Promise<void> {
+  const TOTAL = (quick ? 64 : 160) * 1024 * 1024;
+  console.log(`\n4. Relay memory: ${TOTAL / 1024 / 1024} MB of Anthropic text deltas through toolwire proxy as its own process`);
+  const delta = `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "lorem ipsum dolor sit amet, ".repeat(4) } })}\n\n`;
+  const block = Buffer.from(delta.repeat(Math.floor((64 * 1024) / delta.length)));
+  const head = `event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n`;
+  const tail = `event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(head);
+      let sent = 0;
+      const next = (): void => {
+        while (sent < TOTAL) {
+          sent += block.length;
+          if (!res.write(block)) {
+            res.once("drain", next);
+            return;
+          }
+        }
+        res.end(tail);
+      };
+      next();
+    });
   });
-  console.log(
-    `   all ${COUNT} complete with their call; ${upstream.maxOpen()} open upstream at the same time; ${(performance.now() - started).toFixed(0)} ms wall, ${cpu.toFixed(0)} ms CPU, process RSS ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MB`,
-  );
-  await proxy.close();
-  await upstream.close();
+  const upstream = await listening(server);
+  const proxy = await proxyProcess(upstream.url);
+  try {
+    const start = peakRssMb(proxy.child.pid);
+    await timedStream(proxy.url, "/v1/messages");
+    const idle = peakRssMb(proxy.child.pid);
+    const started = performance.now();
+    await timedStream(proxy.url, "/v1/messages");
+    const peak = peakRssMb(proxy.child.pid);
+    console.log(`   proxy process peak RSS ${peak.toFixed(0)} MB after relaying ${TOTAL / 1024 / 1024} MB twice (${idle.toFixed(0)} MB after the first time, ${start.toFixed(0)} MB at start); ${((TOTAL / 1024 / 1024 / (performance.now() - started)) * 1000).toFixed(0)} MB/s`);
+  } finally {
+    await proxy.stop();
+    await upstream.close();
+  }
 }
 
-inProcess();
-await overHttp();
-await concurrent();
+if (!only || only === "cpu") await cpu();
+if (!only || only === "latency") await latency();
+if (!only || only === "concurrent") await concurrent();
+if (!only || only === "memory") await memory();

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -11,8 +12,9 @@ import { lastLineOfProcess } from "./process.js";
 
 /**
  * `npm run bench [-- --json out.json] [--quick] [--only <text>] [--no-peers]
- *  [--reuse-ratios earlier.json] [--reuse-peers earlier.json]` (the last two take those rows from an
- *  earlier run and measure the rest)
+ *  [--reuse-ratios earlier.json] [--reuse-peers earlier.json] [--no-proxy]` (the reuse options take
+ *  those rows from an earlier run and measure the rest; the proxy rows, `dist/bench/proxy.js
+ *  --quick`, come last unless --no-proxy)
  *
  * Every measurement is process CPU time (user + system, `process.cpuUsage`), since wall time
  * means little on a shared machine. Each configuration runs in its own processes (3 by default,
@@ -267,4 +269,10 @@ process.stdout.write(`${renderBench(results)}\n`);
 if (jsonPath) {
   writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
   log(`results written to ${jsonPath}`);
+}
+if (!args.includes("--no-proxy")) {
+  // toolwire proxy against a byte-forwarding proxy (CPU, text-delta latency, 500 concurrent streams, relay memory): see bench/proxy.ts.
+  log("proxy rows (node dist/bench/proxy.js --quick):");
+  const proxyRows = spawnSync(process.execPath, [fileURLToPath(new URL("./proxy.js", import.meta.url)), "--quick"], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  process.stdout.write(proxyRows.status === 0 ? proxyRows.stdout : `proxy bench failed:\n${proxyRows.stderr}\n`);
 }

@@ -244,6 +244,14 @@ export interface DecoderOptions {
    * a list of syntax names, or `TextCallOptions` (tool names and schemas, reasoning). Off when absent.
    */
   textCalls?: TextCallSetting;
+  /**
+   * Whether the decoded turn keeps the text and reasoning it received (default true). `false` is
+   * for consumers that only need the events (a relay: the proxy's re-encoder): deltas are still
+   * emitted, but not accumulated, so memory stays with the calls not yet decided rather than
+   * growing with the turn, and text no longer counts toward `limits.maxTurnChars`; the turn's
+   * `text`, `reasoning` and text blocks are then empty.
+   */
+  retainText?: boolean;
 }
 
 /** The synchronous push core: no I/O, no timers, deterministic. */

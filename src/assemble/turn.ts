@@ -97,6 +97,10 @@ export class TurnBuilder {
   private model: string | null = null;
   private turn: DecodedTurn | null = null;
   private readonly previews: boolean;
+  /** Whether text and reasoning are accumulated in their blocks (option `retainText`). */
+  private readonly retainText: boolean;
+  /** With `retainText` off: the blocks that received text (what `streamedText` still has to tell). */
+  private readonly receivedText = new WeakSet<ContentBlock>();
   private readonly limits: Required<DecoderLimits>;
   /** Characters of text, reasoning and arguments held, against limits.maxTurnChars. */
   private heldChars = 0;
@@ -125,6 +129,7 @@ export class TurnBuilder {
     private readonly options: DecoderOptions = {},
   ) {
     this.previews = options.previews === true;
+    this.retainText = options.retainText !== false;
     this.limits = resolveLimits(options.limits);
     const textCalls = resolveTextCallOptions(options.textCalls);
     this.textCalls = textCalls
@@ -258,6 +263,7 @@ export class TurnBuilder {
    * hold some of it back (then text did arrive, though `block.text` may be empty).
    */
   streamedText(block: Extract<ContentBlock, { type: "text" }>): string | null {
+    if (!this.retainText) return this.receivedText.has(block) ? null : "";
     return this.textCalls === null || this.textCalls.keptWhole(block) ? block.text : null;
   }
 
@@ -267,8 +273,14 @@ export class TurnBuilder {
   }
 
   private emitText(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
-    if (text.length === 0 || !this.admit(text.length)) return;
-    block.text += text;
+    if (text.length === 0) return;
+    if (!this.retainText) {
+      if (this.overLimit) return;
+      this.receivedText.add(block);
+    } else {
+      if (!this.admit(text.length)) return;
+      block.text += text;
+    }
     this.out.push({ type: "text_delta", index: this.positionOf(block), text });
   }
 
@@ -277,9 +289,14 @@ export class TurnBuilder {
   }
 
   private emitReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
-    if (text.length === 0 || !this.admit(text.length)) return;
-    if (block.type === "thinking") block.thinking += text;
-    else block.text += text;
+    if (text.length === 0) return;
+    if (!this.retainText) {
+      if (this.overLimit) return;
+    } else {
+      if (!this.admit(text.length)) return;
+      if (block.type === "thinking") block.thinking += text;
+      else block.text += text;
+    }
     this.out.push({ type: "reasoning_delta", index: this.positionOf(block), text });
   }
 

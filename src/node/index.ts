@@ -11,4 +11,5 @@ export {
   type ReplayStream,
 } from "./replay-server.js";
 export { fileSink, type FileSinkOptions } from "./record-file.js";
-export { createProxyHandler, repairSummary, startProxy, type ProxyOptions, type ProxyServer } from "./proxy.js";
+export { createProxyHandler, repairSummary, startProxy, type ProxyLogRecord, type ProxyOptions, type ProxyRoute, type ProxyServer } from "./proxy.js";
+export { loadProxyConfig, parseProxyConfig, type ProxyConfig } from "./proxy-config.js";

@@ -1,0 +1,108 @@
+import { readFile } from "node:fs/promises";
+import { ToolwireError } from "../errors.js";
+import { findTarget } from "../schema/targets/index.js";
+import { SCHEMA_TARGETS } from "../schema/targets/types.js";
+import { isProviderName, PROVIDERS } from "../types.js";
+import type { ProxyRoute } from "./proxy.js";
+
+/**
+ * `toolwire proxy --config toolwire.json`: several upstreams from one process, by path prefix.
+ *
+ * ```json
+ * {
+ *   "routes": [
+ *     { "prefix": "/anthropic", "upstream": "https://api.anthropic.com" },
+ *     { "prefix": "/openai", "upstream": "https://api.openai.com", "target": "openai" },
+ *     { "prefix": "/vllm", "upstream": "http://127.0.0.1:8000", "provider": "openai-chat", "repairs": { "schemas": false } }
+ *   ]
+ * }
+ * ```
+ *
+ * Keys of a route: `prefix`, `upstream` (required), `name`, `stripPrefix` (default true),
+ * `provider`, `target`, `repairs` (`schemas`, `history`, `responses`, `recovery`: booleans).
+ * Unknown keys are errors (a typo must not silently turn a repair back on).
+ */
+export interface ProxyConfig {
+  routes: ProxyRoute[];
+}
+
+/** A config file that cannot be used (unreadable, not JSON, or not the shape above): a ToolwireError with code `invalid_proxy_config`. */
+function configError(message: string): ToolwireError {
+  return new ToolwireError("invalid_proxy_config", message);
+}
+
+const ROUTE_KEYS = new Set(["prefix", "upstream", "name", "stripPrefix", "provider", "target", "repairs"]);
+const REPAIR_KEYS = new Set(["schemas", "history", "responses", "recovery"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Checks a parsed config (see `ProxyConfig`); throws a ToolwireError (`invalid_proxy_config`) naming the first fault and where it is. */
+export function parseProxyConfig(value: unknown, source = "the config"): ProxyConfig {
+  const fail = (where: string, message: string): never => {
+    throw configError(`${source}: ${where}: ${message}`);
+  };
+  if (!isRecord(value)) return fail("top level", "must be an object with a `routes` array");
+  for (const key of Object.keys(value)) if (key !== "routes") fail(key, "unknown key (known: routes)");
+  const routes = value.routes;
+  if (!Array.isArray(routes) || routes.length === 0) return fail("routes", "must be a non-empty array");
+  const seen = new Set<string>();
+  const out: ProxyRoute[] = [];
+  routes.forEach((entry: unknown, index) => {
+    const where = `routes[${index}]`;
+    if (!isRecord(entry)) return fail(where, "must be an object");
+    for (const key of Object.keys(entry)) if (!ROUTE_KEYS.has(key)) fail(`${where}.${key}`, `unknown key (known: ${[...ROUTE_KEYS].join(", ")})`);
+    const { prefix, upstream, name, stripPrefix, provider, target, repairs } = entry;
+    if (typeof prefix !== "string" || !prefix.startsWith("/") || /[?#\\\s]/.test(prefix) || prefix.split("/").some((segment) => segment === "." || segment === "..")) return fail(`${where}.prefix`, "must be a path such as \"/anthropic\" (\"/\" for every path)");
+    const key = prefix.length > 1 && prefix.endsWith("/") ? prefix.slice(0, -1) : prefix;
+    if (seen.has(key)) fail(`${where}.prefix`, `'${prefix}' is the prefix of an earlier route too`);
+    seen.add(key);
+    if (typeof upstream !== "string") return fail(`${where}.upstream`, "is required: the provider's base URL");
+    let url: URL | null = null;
+    try {
+      url = new URL(upstream);
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) fail(`${where}.upstream`, `must be an http(s) URL, got '${upstream}'`);
+    if (name !== undefined && (typeof name !== "string" || name === "" || name.length > 64)) fail(`${where}.name`, "must be a short string");
+    if (stripPrefix !== undefined && typeof stripPrefix !== "boolean") fail(`${where}.stripPrefix`, "must be true or false");
+    if (provider !== undefined && (typeof provider !== "string" || !isProviderName(provider))) fail(`${where}.provider`, `must be one of ${PROVIDERS.join(", ")}`);
+    if (target !== undefined && (typeof target !== "string" || !findTarget(target))) fail(`${where}.target`, `must be one of ${SCHEMA_TARGETS.join(", ")}`);
+    if (repairs !== undefined) {
+      if (!isRecord(repairs)) fail(`${where}.repairs`, "must be an object of booleans");
+      for (const [repair, on] of Object.entries(repairs as Record<string, unknown>)) {
+        if (!REPAIR_KEYS.has(repair)) fail(`${where}.repairs.${repair}`, `unknown repair (known: ${[...REPAIR_KEYS].join(", ")})`);
+        if (typeof on !== "boolean") fail(`${where}.repairs.${repair}`, "must be true or false");
+      }
+    }
+    out.push({
+      prefix,
+      upstream,
+      ...(name !== undefined ? { name: name as string } : {}),
+      ...(stripPrefix !== undefined ? { stripPrefix: stripPrefix as boolean } : {}),
+      ...(provider !== undefined ? { provider: provider as ProxyRoute["provider"] & string } : {}),
+      ...(target !== undefined ? { target: target as string } : {}),
+      ...(repairs !== undefined ? { repairs: repairs as ProxyRoute["repairs"] } : {}),
+    });
+  });
+  return { routes: out };
+}
+
+/** Reads and checks a config file. */
+export async function loadProxyConfig(path: string): Promise<ProxyConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw configError(`cannot read '${path}': ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw configError(`'${path}' is not JSON: ${(error as Error).message}`);
+  }
+  return parseProxyConfig(value, `'${path}'`);
+}

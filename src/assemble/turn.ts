@@ -131,6 +131,7 @@ export class TurnBuilder {
       ? new TextCallRouter(textCalls, {
           emitText: (block, text) => this.emitText(block, text),
           emitReasoning: (block, text) => this.emitReasoning(block, text),
+          emitTextReasoning: (block, text) => this.emitTextReasoning(block, text),
           openCall: (name, syntax, source) => this.openTextCall(name, syntax, source),
           appendArguments: (call, fragment) => this.appendArguments(call, fragment),
           endCall: (call, complete, cause) => {
@@ -270,6 +271,18 @@ export class TurnBuilder {
     if (text.length === 0 || !this.admit(text.length)) return;
     block.text += text;
     this.out.push({ type: "text_delta", index: this.positionOf(block), text });
+  }
+
+  /** Reasoning the text-call extractor read in a text block: kept in a reasoning block of its own. */
+  private readonly textReasoning = new WeakMap<ContentBlock, Extract<ContentBlock, { type: "reasoning" }>>();
+
+  private emitTextReasoning(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
+    let reasoning = this.textReasoning.get(block);
+    if (!reasoning) {
+      reasoning = this.openBlock<Extract<ContentBlock, { type: "reasoning" }>>({ type: "reasoning", text: "", ...(block.providerIndex !== undefined ? { providerIndex: block.providerIndex } : {}) });
+      this.textReasoning.set(block, reasoning);
+    }
+    this.emitReasoning(reasoning, text);
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
@@ -657,7 +670,9 @@ export class TurnBuilder {
    */
   private endTextCalls(end: TurnEnd): void {
     const textCalls = this.textCalls as TextCallRouter<ToolCallAssembler>;
-    textCalls.end(end.status === "error" ? "stream_error" : this.finishReason === "length" ? "max_tokens" : end.truncationCause);
+    // A normal stop (not the output limit, an error or a dropped stream): markup still open never formed a call.
+    const cut = end.status !== "complete" || this.finishReason === "length";
+    textCalls.end(end.status === "error" ? "stream_error" : this.finishReason === "length" ? "max_tokens" : end.truncationCause, cut);
     if (textCalls.completeCalls > 0 && this.finishReason === "stop" && end.status === "complete") {
       this.finishReason = "tool_calls";
       this.diagnostic({

@@ -24,8 +24,20 @@ export interface TextCallOptions {
    * unless the schema says the parameter is a number, integer, boolean, object, array or null.
    */
   tools?: readonly TextCallTool[];
-  /** Also read reasoning (thinking) deltas for calls. Default false. */
+  /**
+   * Also read calls in reasoning: reasoning deltas, and reasoning written into the text
+   * (`<think>…</think>`, `[THINK]…[/THINK]`, harmony's analysis channel). Default false: a call a
+   * model only writes while it thinks is reasoning, never a call.
+   */
   reasoning?: boolean;
+  /**
+   * Whether the prompt opened a think block (Qwen3 and DeepSeek-R1 templates end the prompt with
+   * `<think>`): `"open"`: the text is reasoning until `</think>`; `"closed"`: it is not, and calls
+   * are passed on as soon as their markup closes; `"auto"` (default): a lone `</think>` ends
+   * reasoning the prompt opened: calls read before it are held until it comes or the text ends
+   * (at most 64 KiB), and are reasoning if it comes.
+   */
+  thinking?: "auto" | "open" | "closed";
 }
 
 /**
@@ -42,6 +54,7 @@ export interface ResolvedTextCallOptions {
   syntaxes: ReadonlySet<TextCallSyntaxName>;
   toolNames: ReadonlySet<string> | null;
   reasoning: boolean;
+  thinking: "auto" | "open" | "closed";
   /** tool name → parameter name → kind, for the tools whose schema names a non-string type. */
   paramKinds: ReadonlyMap<string, ReadonlyMap<string, ParamKind>>;
 }
@@ -125,10 +138,13 @@ function resolveSetting(setting: TextCallSetting): ResolvedTextCallOptions {
     throw new TextCallOptionsError("textCalls.toolNames must be a list of strings.");
   }
   const names = options.toolNames ?? (options.tools !== undefined ? toolNamesFromTools : null);
+  const thinking = options.thinking ?? "auto";
+  if (thinking !== "auto" && thinking !== "open" && thinking !== "closed") throw new TextCallOptionsError(`textCalls.thinking must be "auto", "open" or "closed"; got ${JSON.stringify(thinking)}.`);
   return {
     syntaxes: new Set(syntaxes),
     toolNames: names ? new Set(names) : null,
     reasoning: options.reasoning === true,
+    thinking,
     paramKinds,
   };
 }

@@ -1,6 +1,7 @@
 import type { Diagnostic, TruncationCause } from "../types.js";
 import { resolveTextCallOptions, type ParamKind, type ResolvedTextCallOptions, type TextCallSetting } from "./options.js";
 import {
+  DsmlParser,
   HarmonyParser,
   LlamaJsonParser,
   MistralParser,
@@ -77,6 +78,8 @@ const CALL_MARKERS: readonly Marker[] = [
   { literal: "<|channel|>analysis to=functions.", syntax: "harmony", create: () => new HarmonyParser() },
   { literal: "<|start|>assistant<|channel|>analysis to=functions.", syntax: "harmony", create: () => new HarmonyParser() },
   { literal: "<|python_start|>", syntax: "pythonic", create: () => new PythonicParser(true) },
+  { literal: "<｜DSML｜function_calls>", syntax: "deepseek", create: () => new DsmlParser("function_calls") },
+  { literal: "<｜DSML｜tool_calls>", syntax: "deepseek", create: () => new DsmlParser("tool_calls") },
 ];
 
 const MARKERS: readonly Marker[] = [...CALL_MARKERS, ...REASONING_MARKERS];
@@ -913,6 +916,8 @@ export function extractTextCalls(
   text: string,
   setting: TextCallSetting | ResolvedTextCallOptions = "auto",
   cause: TruncationCause = "stream_ended",
+  /** Whether the text was cut (the output limit, an error): a call still open is then reported as not complete rather than text. */
+  cut: boolean = cause !== "stream_ended",
 ): { text: string; reasoning: string; calls: ExtractedTextCall[]; diagnostics: Diagnostic[] } {
   const options = isResolved(setting) ? setting : (resolveTextCallOptions(setting) as ResolvedTextCallOptions);
   const out = { text: "", reasoning: "", calls: [] as ExtractedTextCall[], diagnostics: [] as Diagnostic[] };
@@ -941,7 +946,7 @@ export function extractTextCalls(
     diagnostic: (d) => out.diagnostics.push(d),
   });
   extractor.push(text);
-  extractor.end(cause);
+  extractor.end(cause, cut);
   return out;
 }
 

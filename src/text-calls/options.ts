@@ -71,6 +71,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The names and parameter schemas of a tool definition in any shape sanitizeTools reads (Gemini's
+ * `{functionDeclarations: […]}` holds several), or null when it is none.
+ */
+export function readTools(tool: unknown): Array<{ name: string; schema: unknown }> | null {
+  if (!isRecord(tool)) return null;
+  const declarations = tool.functionDeclarations ?? tool.function_declarations;
+  if (Array.isArray(declarations)) {
+    const read = declarations.map((declaration) => readTool(declaration));
+    return read.every((entry) => entry !== null) ? (read as Array<{ name: string; schema: unknown }>) : null;
+  }
+  const one = readTool(tool);
+  return one ? [one] : null;
+}
+
 /** The name and parameter schema of a tool in any supported shape, or null. */
 export function readTool(tool: unknown): { name: string; schema: unknown } | null {
   if (!isRecord(tool)) return null;
@@ -79,7 +94,7 @@ export function readTool(tool: unknown): { name: string; schema: unknown } | nul
     const input = tool.toolSpec.inputSchema;
     return { name: tool.toolSpec.name, schema: isRecord(input) && "json" in input ? input.json : input };
   }
-  if (typeof tool.name === "string") return { name: tool.name, schema: tool.parameters ?? tool.input_schema ?? tool.inputSchema };
+  if (typeof tool.name === "string") return { name: tool.name, schema: tool.parameters ?? tool.input_schema ?? tool.inputSchema ?? tool.parametersJsonSchema };
   return null;
 }
 
@@ -127,11 +142,13 @@ function resolveSetting(setting: TextCallSetting): ResolvedTextCallOptions {
   if (options.tools !== undefined) {
     if (!Array.isArray(options.tools)) throw new TextCallOptionsError("textCalls.tools must be a list of tool definitions.");
     for (const tool of options.tools) {
-      const read = readTool(tool);
-      if (!read) throw new TextCallOptionsError(`A tool in textCalls.tools has no name: ${JSON.stringify(tool)?.slice(0, 200)}.`);
-      toolNamesFromTools.push(read.name);
-      const kinds = paramKindsOf(read.schema);
-      if (kinds.size > 0) paramKinds.set(read.name, kinds);
+      const tools = readTools(tool);
+      if (!tools) throw new TextCallOptionsError(`A tool in textCalls.tools has no name: ${JSON.stringify(tool)?.slice(0, 200)}.`);
+      for (const read of tools) {
+        toolNamesFromTools.push(read.name);
+        const kinds = paramKindsOf(read.schema);
+        if (kinds.size > 0) paramKinds.set(read.name, kinds);
+      }
     }
   }
   if (options.toolNames !== undefined && (!Array.isArray(options.toolNames) || options.toolNames.some((n) => typeof n !== "string"))) {

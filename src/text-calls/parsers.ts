@@ -1109,3 +1109,165 @@ export class HarmonyParser extends CallParser {
   }
 }
 
+
+// ---- DeepSeek V3.2 / V4 DSML ---------------------------------------------------------------------
+
+const enum D {
+  Section,
+  Name,
+  NameEnd,
+  Body,
+  Key,
+  Attrs,
+  Value,
+  Json,
+  JsonEnd,
+}
+
+const DSML = "<｜DSML｜";
+
+/**
+ * After `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4): `<｜DSML｜invoke name="f">`
+ * then `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`… `</｜DSML｜invoke>`,
+ * then the section's close. `string="true"` values are strings; `string="false"` values are JSON
+ * (kept as the string written, with a diagnostic, when they are not). A JSON object in place of the
+ * parameters is the arguments.
+ */
+export class DsmlParser extends CallParser {
+  private st = D.Section;
+  private token: Until | null = null;
+  private key = "";
+  private value: ParamValue | null = null;
+  private tracker: JsonValueTracker | null = null;
+  private first = true;
+  private readonly sectionEnd: string;
+
+  constructor(section: "function_calls" | "tool_calls") {
+    super();
+    this.sectionEnd = `</｜DSML｜${section}>`;
+  }
+
+  private broken(i: number, x: ParseContext): number {
+    x.broken();
+    return this.done(i);
+  }
+
+  feed(s: string, i: number, x: ParseContext): number {
+    while (true) {
+      switch (this.st) {
+        case D.Section: {
+          const r = expectAfterWs(s, i, [`${DSML}invoke name="`, this.sectionEnd]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.reject(r.at);
+          if (r.which === 1) return this.done(r.end);
+          this.token = new Until(['"']);
+          this.st = D.Name;
+          i = r.end;
+          break;
+        }
+        case D.Name: {
+          const token = this.token as Until;
+          const r = token.feed(s, i);
+          if ("more" in r) return this.more(r.more);
+          if ("fail" in r) return this.reject(r.fail);
+          if (token.text.length === 0 || /[\s<>]/.test(token.text)) return this.reject(r.end);
+          this.st = D.NameEnd;
+          i = r.end;
+          break;
+        }
+        case D.NameEnd: {
+          const r = expectAfterWs(s, i, [">"]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none" || !x.open((this.token as Until).text, "deepseek")) return this.reject(i);
+          this.first = true;
+          this.st = D.Body;
+          i = r.end;
+          break;
+        }
+        case D.Body: {
+          if (this.first) {
+            const j = skipWs(s, i);
+            if (j === s.length) return this.more(i);
+            if (s.charCodeAt(j) === 123) {
+              this.tracker = new JsonValueTracker(`</｜DSML｜invoke>`);
+              this.st = D.Json;
+              i = j;
+              break;
+            }
+          }
+          const r = expectAfterWs(s, i, [`${DSML}parameter name="`, `</｜DSML｜invoke>`]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.broken(r.at, x);
+          if (r.which === 0) {
+            this.token = new Until(['"']);
+            this.st = D.Key;
+            i = r.end;
+            break;
+          }
+          x.args(this.first ? "{}" : "}");
+          x.close();
+          x.mark(r.end);
+          this.st = D.Section;
+          i = r.end;
+          break;
+        }
+        case D.Key: {
+          const token = this.token as Until;
+          const r = token.feed(s, i);
+          if ("more" in r) return this.more(r.more);
+          if ("fail" in r) return this.broken(r.fail, x);
+          this.key = token.text;
+          this.token = new Until([">"], 64);
+          this.st = D.Attrs;
+          i = r.end;
+          break;
+        }
+        case D.Attrs: {
+          const token = this.token as Until;
+          const r = token.feed(s, i);
+          if ("more" in r) return this.more(r.more);
+          if ("fail" in r) return this.broken(r.fail, x);
+          const attrs = token.text.trim();
+          const kind: ParamKind = /^string="true"$/.test(attrs) ? "string" : /^string="false"$/.test(attrs) ? "json" : attrs === "" ? x.paramKind(this.key) : "string";
+          x.args(`${this.first ? "{" : ", "}${JSON.stringify(this.key)}: `);
+          this.first = false;
+          this.value = new ParamValue(kind, this.key, [`</｜DSML｜parameter>`], false);
+          this.st = D.Value;
+          i = r.end;
+          break;
+        }
+        case D.Value: {
+          const r = (this.value as ParamValue).feed(s, i, x);
+          if ("more" in r) return this.more(r.more);
+          this.value = null;
+          this.st = D.Body;
+          i = r.end;
+          break;
+        }
+        case D.Json: {
+          const tracker = this.tracker as JsonValueTracker;
+          const end = streamJsonArguments(tracker, s, i, x);
+          if (end < 0) return this.more(s.length);
+          if (tracker.partial) {
+            tracker.partial = false;
+            return this.more(end);
+          }
+          x.mark(end);
+          this.st = D.JsonEnd;
+          i = end;
+          break;
+        }
+        case D.JsonEnd: {
+          const r = expectAfterWs(s, i, [`</｜DSML｜invoke>`]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "match") {
+            i = r.end;
+            x.mark(i);
+          }
+          this.st = D.Section;
+          break;
+        }
+      }
+    }
+  }
+}

@@ -673,14 +673,26 @@ export class TurnBuilder {
     // A normal stop (not the output limit, an error or a dropped stream): markup still open never formed a call.
     const cut = end.status !== "complete" || this.finishReason === "length";
     textCalls.end(end.status === "error" ? "stream_error" : this.finishReason === "length" ? "max_tokens" : end.truncationCause, cut);
-    if (textCalls.completeCalls > 0 && this.finishReason === "stop" && end.status === "complete") {
-      this.finishReason = "tool_calls";
-      this.diagnostic({
-        code: "finish_reason_text_calls",
-        severity: "info",
-        message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${textCalls.completeCalls} tool call(s) were read from the text; the finish reason was taken as tool_calls.`,
-      });
+  }
+
+  /**
+   * A turn that stopped normally with a runnable call read from its text is a tool-call turn; a
+   * call read from text that cannot run (invalid_json) does not make it one.
+   */
+  private settleTextCallFinish(end: TurnEnd): void {
+    if (this.finishReason !== "stop" || end.status !== "complete") return;
+    let runnable = 0;
+    for (const call of this.calls) {
+      const result = this.finishedCalls.get(call);
+      if (result && result.source === "text" && result.complete && result.arguments !== null) runnable++;
     }
+    if (runnable === 0) return;
+    this.finishReason = "tool_calls";
+    this.diagnostic({
+      code: "finish_reason_text_calls",
+      severity: "info",
+      message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${runnable} runnable tool call(s) were read from the text; the finish reason was taken as tool_calls.`,
+    });
   }
 
   /** Finalizes every open call as truncated and builds the turn. Idempotent. */
@@ -709,6 +721,7 @@ export class TurnBuilder {
       this.endCall(call, { complete: false, truncationCause: cause, emptyMeansNoArguments });
     }
     this.settleDeferredEnds(stoppedForLength);
+    if (this.textCalls) this.settleTextCallFinish(end);
     const resultOf = (call: ToolCallAssembler): ToolCall => this.finishedCalls.get(call) as ToolCall;
     this.boundVerbatimData();
     const turn: DecodedTurn = {

@@ -149,6 +149,8 @@ export class Envelope {
     private readonly argKeys: readonly string[],
     /** Without an arguments key the object is not a call (bare JSON at the start of a message). */
     private readonly requireArgs: boolean,
+    /** The call's end marker: outside a string it ends arguments that never closed (an invalid_json call). */
+    private readonly stop: string | null = null,
   ) {}
 
   private fail(i: number, x: ParseContext, opened: boolean): number {
@@ -227,7 +229,7 @@ export class Envelope {
             if (this.name === null || (c !== 123 && c !== 34)) return this.fail(i, x, false);
             if (!x.open(this.name, this.syntax)) return this.fail(i, x, false);
             this.argsSeen = true;
-            this.tracker = new JsonValueTracker();
+            this.tracker = new JsonValueTracker(this.stop);
             this.st = E.Args;
           } else if (this.requireArgs && !this.argsSeen) {
             // A bare object at the start of a message is held only while it can be a call:
@@ -251,6 +253,16 @@ export class Envelope {
           if (end < 0) {
             i = s.length;
             break;
+          }
+          if (tracker.partial) {
+            tracker.partial = false;
+            this.result = "more";
+            return end;
+          }
+          if (tracker.cut) {
+            // The end marker came before the arguments closed: the call ends there, invalid_json.
+            this.result = "end";
+            return end;
           }
           i = end;
           this.tracker = null;
@@ -422,7 +434,7 @@ export class ToolCallTagParser extends CallParser {
           if (j === s.length) return j - i > MAX_NAME ? this.reject(j) : this.more(i);
           const c = s.charCodeAt(j);
           if (c === 123 && x.has("hermes")) {
-            this.envelope = new Envelope("hermes", ["arguments", "parameters"], false);
+            this.envelope = new Envelope("hermes", ["arguments", "parameters"], false, "</tool_call>");
             this.st = T.Envelope;
             i = j;
           } else if (c === 60) {
@@ -975,14 +987,20 @@ export class MistralParser extends CallParser {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
           if (s.charCodeAt(j) !== 123 || !x.open(this.name, "mistral")) return this.reject(j);
-          this.tracker = new JsonValueTracker();
+          // The next call's [TOOL_CALLS] ends arguments that never closed (an invalid_json call).
+          this.tracker = new JsonValueTracker("[TOOL_CALLS]");
           this.st = M.Args;
           i = j;
           break;
         }
         case M.Args: {
-          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
+          const tracker = this.tracker as JsonValueTracker;
+          const end = streamJsonArguments(tracker, s, i, x);
           if (end < 0) return this.more(s.length);
+          if (tracker.partial) {
+            tracker.partial = false;
+            return this.more(end);
+          }
           return this.done(end);
         }
       }

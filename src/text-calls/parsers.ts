@@ -697,6 +697,7 @@ const enum S {
   Args,
   AfterFence,
   AfterCall,
+  SkipEnd,
 }
 
 interface SectionTokens {
@@ -829,20 +830,25 @@ export class SectionParser extends CallParser {
             return this.more(end);
           }
           if (this.skip) {
-            // Through the call's end token, when it follows: the malformed call is all text.
-            const r = expectAfterWs(s, end, [t.callEnd]);
-            if (r.kind === "more") return this.more(i);
-            x.release(r.kind === "match" ? r.end : end);
-            this.skip = false;
-            i = r.kind === "match" ? r.end : end;
-            if (!this.inSection) return this.done(i);
-            this.st = S.Section;
+            this.st = S.SkipEnd;
+            i = end;
             break;
           }
           x.mark(end);
           i = end;
           // Cut at the call's end token: the arguments did not close (an invalid_json call).
           this.st = this.fenced && !tracker.cut ? S.AfterFence : S.AfterCall;
+          break;
+        }
+        case S.SkipEnd: {
+          // Through the call's end token, when it follows: the malformed call is all text.
+          const r = expectAfterWs(s, i, [t.callEnd]);
+          if (r.kind === "more") return this.more(i);
+          i = r.kind === "match" ? r.end : i;
+          x.release(i);
+          this.skip = false;
+          if (!this.inSection) return this.done(i);
+          this.st = S.Section;
           break;
         }
         case S.AfterFence: {

@@ -595,7 +595,9 @@ export class TextCallExtractor implements ParseContext {
         this.leaveRegion();
         return end;
       }
-      // A lone close: the prompt opened the reasoning. What is held from a call on was reasoning.
+      // A lone close: the prompt opened the reasoning. What is held from a call on was reasoning;
+      // text before it was passed on already (a call is held only after some text).
+      if (this.shadow !== null || !this.atStart) this.passedOn = true;
       if (this.shadow !== null) {
         const reasoning = this.shadow.slice(0, this.shadow.length - s.length + k);
         const dropped = this.parkedCalls;
@@ -607,8 +609,7 @@ export class TextCallExtractor implements ParseContext {
         if (dropped > 0) {
           this.diagnostic("text_call_in_reasoning", `${dropped} tool call(s) written before a lone </think> were reasoning, not calls; they were passed on as reasoning.`, { calls: dropped });
         }
-      } else if (!this.atStart) this.passedOn = true;
-      if (this.shadow === null && this.parked.length === 0 && this.out.length > 0 && !this.passedOn) this.passedOn = true;
+      }
       this.maybeReasoning = false;
       this.atStart = true;
       return end;

@@ -312,23 +312,31 @@ export class TextCallExtractor implements ParseContext {
    * taken the text and sends it on through its sink.
    */
   read(text: string): boolean {
-    if (this.parser !== null || this.pending.length !== 0 || this.atStart || this.ended || this.region !== null || this.shadow !== null || this.afterCall) {
-      this.take(text);
-      return false;
+    if (this.idle) {
+      const start = this.plainScan(text);
+      if (start === PLAIN) return true;
+      if (start !== NOT_PLAIN) {
+        this.hold(text, start);
+        return false;
+      }
     }
-    const start = this.plainScan(text);
-    if (start === PLAIN) return true;
-    if (start === NOT_PLAIN) this.take(text);
-    else this.hold(text, start);
+    this.take(text);
+    this.idle = this.parser === null && this.pending.length === 0 && !this.atStart && !this.ended && this.region === null && this.shadow === null && !this.afterCall;
     return false;
   }
+
+  /**
+   * Between calls, holding nothing, past the message start, outside reasoning: the per-delta fast
+   * path applies. One flag, set after each general scan, rather than seven checks per delta.
+   */
+  private idle = false;
 
   /**
    * True when `read(text)` would return true: `text` is plain text the caller may pass on itself.
    * Reads nothing; a caller that goes on to `push` the text scans it twice, so prefer `read`.
    */
   passesThrough(text: string): boolean {
-    return this.parser === null && this.pending.length === 0 && !this.atStart && !this.ended && this.region === null && this.shadow === null && !this.afterCall && this.plainScan(text) === PLAIN;
+    return this.idle && this.plainScan(text) === PLAIN;
   }
 
   /** Reads one delta; everything it passes on goes through the sink. */
@@ -376,6 +384,7 @@ export class TextCallExtractor implements ParseContext {
 
   /** Passes on the text before `start` and holds the rest, the start of a marker (`scanNode`). */
   private hold(text: string, start: number): void {
+    this.idle = false;
     if (start > 0) this.sink.text(text.slice(0, start));
     this.pending = start === 0 ? text : text.slice(start);
     this.heldNode = this.scanNode;
@@ -486,6 +495,7 @@ export class TextCallExtractor implements ParseContext {
   end(cause: TruncationCause, cut = cause !== "stream_ended"): void {
     if (this.ended) return;
     this.ended = true;
+    this.idle = false;
     if (this.parser && this.streaming) {
       this.streaming = false;
       this.call = null;

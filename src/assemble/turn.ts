@@ -136,6 +136,7 @@ export class TurnBuilder {
       ? new TextCallRouter(textCalls, {
           emitText: (block, text) => this.emitText(block, text),
           emitReasoning: (block, text) => this.emitReasoning(block, text),
+          emitTextReasoning: (block, text) => this.emitTextReasoning(block, text),
           openCall: (name, syntax, source) => this.openTextCall(name, syntax, source),
           appendArguments: (call, fragment) => this.appendArguments(call, fragment),
           endCall: (call, complete, cause) => {
@@ -282,6 +283,18 @@ export class TurnBuilder {
       block.text += text;
     }
     this.out.push({ type: "text_delta", index: this.positionOf(block), text });
+  }
+
+  /** Reasoning the text-call extractor read in a text block: kept in a reasoning block of its own. */
+  private readonly textReasoning = new WeakMap<ContentBlock, Extract<ContentBlock, { type: "reasoning" }>>();
+
+  private emitTextReasoning(block: Extract<ContentBlock, { type: "text" }>, text: string): void {
+    let reasoning = this.textReasoning.get(block);
+    if (!reasoning) {
+      reasoning = this.openBlock<Extract<ContentBlock, { type: "reasoning" }>>({ type: "reasoning", text: "", ...(block.providerIndex !== undefined ? { providerIndex: block.providerIndex } : {}) });
+      this.textReasoning.set(block, reasoning);
+    }
+    this.emitReasoning(reasoning, text);
   }
 
   appendReasoning(block: Extract<ContentBlock, { type: "thinking" } | { type: "reasoning" }>, text: string): void {
@@ -674,15 +687,29 @@ export class TurnBuilder {
    */
   private endTextCalls(end: TurnEnd): void {
     const textCalls = this.textCalls as TextCallRouter<ToolCallAssembler>;
-    textCalls.end(end.status === "error" ? "stream_error" : this.finishReason === "length" ? "max_tokens" : end.truncationCause);
-    if (textCalls.completeCalls > 0 && this.finishReason === "stop" && end.status === "complete") {
-      this.finishReason = "tool_calls";
-      this.diagnostic({
-        code: "finish_reason_text_calls",
-        severity: "info",
-        message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${textCalls.completeCalls} tool call(s) were read from the text; the finish reason was taken as tool_calls.`,
-      });
+    // A normal stop (not the output limit, an error or a dropped stream): markup still open never formed a call.
+    const cut = end.status !== "complete" || this.finishReason === "length";
+    textCalls.end(end.status === "error" ? "stream_error" : this.finishReason === "length" ? "max_tokens" : end.truncationCause, cut);
+  }
+
+  /**
+   * A turn that stopped normally with a runnable call read from its text is a tool-call turn; a
+   * call read from text that cannot run (invalid_json) does not make it one.
+   */
+  private settleTextCallFinish(end: TurnEnd): void {
+    if (this.finishReason !== "stop" || end.status !== "complete") return;
+    let runnable = 0;
+    for (const call of this.calls) {
+      const result = this.finishedCalls.get(call);
+      if (result && result.source === "text" && result.complete && result.arguments !== null) runnable++;
     }
+    if (runnable === 0) return;
+    this.finishReason = "tool_calls";
+    this.diagnostic({
+      code: "finish_reason_text_calls",
+      severity: "info",
+      message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${runnable} runnable tool call(s) were read from the text; the finish reason was taken as tool_calls.`,
+    });
   }
 
   /** Finalizes every open call as truncated and builds the turn. Idempotent. */
@@ -711,6 +738,7 @@ export class TurnBuilder {
       this.endCall(call, { complete: false, truncationCause: cause, emptyMeansNoArguments });
     }
     this.settleDeferredEnds(stoppedForLength);
+    if (this.textCalls) this.settleTextCallFinish(end);
     const resultOf = (call: ToolCallAssembler): ToolCall => this.finishedCalls.get(call) as ToolCall;
     this.boundVerbatimData();
     const turn: DecodedTurn = {

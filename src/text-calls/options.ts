@@ -24,8 +24,20 @@ export interface TextCallOptions {
    * unless the schema says the parameter is a number, integer, boolean, object, array or null.
    */
   tools?: readonly TextCallTool[];
-  /** Also read reasoning (thinking) deltas for calls. Default false. */
+  /**
+   * Also read calls in reasoning: reasoning deltas, and reasoning written into the text
+   * (`<think>…</think>`, `[THINK]…[/THINK]`, harmony's analysis channel). Default false: a call a
+   * model only writes while it thinks is reasoning, never a call.
+   */
   reasoning?: boolean;
+  /**
+   * Whether the prompt opened a think block (Qwen3 and DeepSeek-R1 templates end the prompt with
+   * `<think>`): `"open"`: the text is reasoning until `</think>`; `"closed"`: it is not, and calls
+   * are passed on as soon as their markup closes; `"auto"` (default): a lone `</think>` ends
+   * reasoning the prompt opened: calls read before it are held until it comes or the text ends
+   * (at most 64 KiB), and are reasoning if it comes.
+   */
+  thinking?: "auto" | "open" | "closed";
 }
 
 /**
@@ -42,6 +54,7 @@ export interface ResolvedTextCallOptions {
   syntaxes: ReadonlySet<TextCallSyntaxName>;
   toolNames: ReadonlySet<string> | null;
   reasoning: boolean;
+  thinking: "auto" | "open" | "closed";
   /** tool name → parameter name → kind, for the tools whose schema names a non-string type. */
   paramKinds: ReadonlyMap<string, ReadonlyMap<string, ParamKind>>;
 }
@@ -58,6 +71,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The names and parameter schemas of a tool definition in any shape sanitizeTools reads (Gemini's
+ * `{functionDeclarations: […]}` holds several), or null when it is none.
+ */
+export function readTools(tool: unknown): Array<{ name: string; schema: unknown }> | null {
+  if (!isRecord(tool)) return null;
+  const declarations = tool.functionDeclarations ?? tool.function_declarations;
+  if (Array.isArray(declarations)) {
+    const read = declarations.map((declaration) => readTool(declaration));
+    return read.every((entry) => entry !== null) ? (read as Array<{ name: string; schema: unknown }>) : null;
+  }
+  const one = readTool(tool);
+  return one ? [one] : null;
+}
+
 /** The name and parameter schema of a tool in any supported shape, or null. */
 export function readTool(tool: unknown): { name: string; schema: unknown } | null {
   if (!isRecord(tool)) return null;
@@ -66,7 +94,7 @@ export function readTool(tool: unknown): { name: string; schema: unknown } | nul
     const input = tool.toolSpec.inputSchema;
     return { name: tool.toolSpec.name, schema: isRecord(input) && "json" in input ? input.json : input };
   }
-  if (typeof tool.name === "string") return { name: tool.name, schema: tool.parameters ?? tool.input_schema ?? tool.inputSchema };
+  if (typeof tool.name === "string") return { name: tool.name, schema: tool.parameters ?? tool.input_schema ?? tool.inputSchema ?? tool.parametersJsonSchema };
   return null;
 }
 
@@ -114,21 +142,26 @@ function resolveSetting(setting: TextCallSetting): ResolvedTextCallOptions {
   if (options.tools !== undefined) {
     if (!Array.isArray(options.tools)) throw new TextCallOptionsError("textCalls.tools must be a list of tool definitions.");
     for (const tool of options.tools) {
-      const read = readTool(tool);
-      if (!read) throw new TextCallOptionsError(`A tool in textCalls.tools has no name: ${JSON.stringify(tool)?.slice(0, 200)}.`);
-      toolNamesFromTools.push(read.name);
-      const kinds = paramKindsOf(read.schema);
-      if (kinds.size > 0) paramKinds.set(read.name, kinds);
+      const tools = readTools(tool);
+      if (!tools) throw new TextCallOptionsError(`A tool in textCalls.tools has no name: ${JSON.stringify(tool)?.slice(0, 200)}.`);
+      for (const read of tools) {
+        toolNamesFromTools.push(read.name);
+        const kinds = paramKindsOf(read.schema);
+        if (kinds.size > 0) paramKinds.set(read.name, kinds);
+      }
     }
   }
   if (options.toolNames !== undefined && (!Array.isArray(options.toolNames) || options.toolNames.some((n) => typeof n !== "string"))) {
     throw new TextCallOptionsError("textCalls.toolNames must be a list of strings.");
   }
   const names = options.toolNames ?? (options.tools !== undefined ? toolNamesFromTools : null);
+  const thinking = options.thinking ?? "auto";
+  if (thinking !== "auto" && thinking !== "open" && thinking !== "closed") throw new TextCallOptionsError(`textCalls.thinking must be "auto", "open" or "closed"; got ${JSON.stringify(thinking)}.`);
   return {
     syntaxes: new Set(syntaxes),
     toolNames: names ? new Set(names) : null,
     reasoning: options.reasoning === true,
+    thinking,
     paramKinds,
   };
 }

@@ -10,12 +10,17 @@ export interface ParseContext {
   /** Opens a call; false when the name is not allowed (the parser must then reject). */
   open(name: string, syntax: TextCallSyntaxName): boolean;
   args(fragment: string): void;
-  /** Closes the open call as complete. */
-  close(): void;
-  /** Closes the open call as cut: the text left the call's markup before its end. */
+  /**
+   * The open call's markup closed: the call is formed. With `group`, it is passed on only when the
+   * parser finishes (a pythonic list is one unit: a later error in it makes all of it text).
+   */
+  close(group?: boolean): void;
+  /** The open call's markup broke off before its end: no call; its text is released as text. */
   broken(): void;
   /** Text from `position` on is no longer part of a finished call: a later reject re-emits it as text. */
   mark(position: number): void;
+  /** The text read since the last mark, up to `position`, is not a call: it is passed on as text. */
+  release(position: number): void;
   /** How the open call's parameter is typed by the caller's tool schema. */
   paramKind(key: string): ParamKind;
   diagnostic(code: string, message: string, data?: unknown): void;
@@ -30,7 +35,7 @@ export interface ParseContext {
 function streamJsonArguments(tracker: JsonValueTracker, s: string, i: number, x: ParseContext): number {
   const end = tracker.feed(s, i);
   x.args(end < 0 ? s.slice(i) : s.slice(i, end));
-  if (end >= 0) x.close();
+  if (end >= 0 && !tracker.partial) x.close();
   return end;
 }
 
@@ -144,6 +149,8 @@ export class Envelope {
     private readonly argKeys: readonly string[],
     /** Without an arguments key the object is not a call (bare JSON at the start of a message). */
     private readonly requireArgs: boolean,
+    /** The call's end marker: outside a string it ends arguments that never closed (an invalid_json call). */
+    private readonly stop: string | null = null,
   ) {}
 
   private fail(i: number, x: ParseContext, opened: boolean): number {
@@ -222,7 +229,7 @@ export class Envelope {
             if (this.name === null || (c !== 123 && c !== 34)) return this.fail(i, x, false);
             if (!x.open(this.name, this.syntax)) return this.fail(i, x, false);
             this.argsSeen = true;
-            this.tracker = new JsonValueTracker();
+            this.tracker = new JsonValueTracker(this.stop);
             this.st = E.Args;
           } else if (this.requireArgs && !this.argsSeen) {
             // A bare object at the start of a message is held only while it can be a call:
@@ -246,6 +253,16 @@ export class Envelope {
           if (end < 0) {
             i = s.length;
             break;
+          }
+          if (tracker.partial) {
+            tracker.partial = false;
+            this.result = "more";
+            return end;
+          }
+          if (tracker.cut) {
+            // The end marker came before the arguments closed: the call ends there, invalid_json.
+            this.result = "end";
+            return end;
           }
           i = end;
           this.tracker = null;
@@ -417,7 +434,7 @@ export class ToolCallTagParser extends CallParser {
           if (j === s.length) return j - i > MAX_NAME ? this.reject(j) : this.more(i);
           const c = s.charCodeAt(j);
           if (c === 123 && x.has("hermes")) {
-            this.envelope = new Envelope("hermes", ["arguments", "parameters"], false);
+            this.envelope = new Envelope("hermes", ["arguments", "parameters"], false, "</tool_call>");
             this.st = T.Envelope;
             i = j;
           } else if (c === 60) {
@@ -530,7 +547,7 @@ export class XmlFunctionParser extends CallParser {
           x.close();
           x.mark(r.end);
           i = r.end;
-          if (!this.wrapped) return this.done(i);
+          // Unwrapped, a `</tool_call>` may still follow (models that skip the opening tag).
           this.st = F.Trail;
           break;
         }
@@ -568,7 +585,7 @@ export class XmlFunctionParser extends CallParser {
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.done(i);
           i = r.end;
-          if (!this.wrapped) return this.done(i);
+          x.mark(i);
           this.st = F.Trail;
           break;
         }
@@ -680,6 +697,7 @@ const enum S {
   Args,
   AfterFence,
   AfterCall,
+  SkipEnd,
 }
 
 interface SectionTokens {
@@ -717,6 +735,8 @@ export class SectionParser extends CallParser {
   private name = "";
   private tracker: JsonValueTracker | null = null;
   private fenced = false;
+  /** The call's id is malformed: its arguments are read to find its end, then it is released as text. */
+  private skip = false;
 
   constructor(
     private readonly tokens: SectionTokens,
@@ -761,8 +781,12 @@ export class SectionParser extends CallParser {
             this.st = S.Name;
             break;
           }
-          this.name = t === KIMI ? kimiName(text) : text;
-          if (this.name.length === 0) return this.reject(i);
+          const name = t === KIMI ? kimiName(text) : text;
+          if (name === null) {
+            x.diagnostic("text_call_bad_id", `The text holds a ${t.syntax} tool call whose id \`${text.slice(0, 100)}\` is not of the form functions.NAME:INDEX; it was left as text.`, { id: text.slice(0, 200) });
+            this.skip = true;
+          } else if (name.length === 0) return this.reject(i);
+          this.name = name ?? "";
           this.st = S.ArgsStart;
           break;
         }
@@ -791,18 +815,40 @@ export class SectionParser extends CallParser {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
           if (s.charCodeAt(j) !== 123) return this.reject(j);
-          if (!x.open(this.name, t.syntax)) return this.reject(j);
-          this.tracker = new JsonValueTracker();
+          if (!this.skip && !x.open(this.name, t.syntax)) return this.reject(j);
+          this.tracker = new JsonValueTracker(t.callEnd);
           this.st = S.Args;
           i = j;
           break;
         }
         case S.Args: {
-          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
+          const tracker = this.tracker as JsonValueTracker;
+          const end = this.skip ? tracker.feed(s, i) : streamJsonArguments(tracker, s, i, x);
           if (end < 0) return this.more(s.length);
+          if (tracker.partial) {
+            tracker.partial = false;
+            return this.more(end);
+          }
+          if (this.skip) {
+            this.st = S.SkipEnd;
+            i = end;
+            break;
+          }
           x.mark(end);
           i = end;
-          this.st = this.fenced ? S.AfterFence : S.AfterCall;
+          // Cut at the call's end token: the arguments did not close (an invalid_json call).
+          this.st = this.fenced && !tracker.cut ? S.AfterFence : S.AfterCall;
+          break;
+        }
+        case S.SkipEnd: {
+          // Through the call's end token, when it follows: the malformed call is all text.
+          const r = expectAfterWs(s, i, [t.callEnd]);
+          if (r.kind === "more") return this.more(i);
+          i = r.kind === "match" ? r.end : i;
+          x.release(i);
+          this.skip = false;
+          if (!this.inSection) return this.done(i);
+          this.st = S.Section;
           break;
         }
         case S.AfterFence: {
@@ -832,12 +878,16 @@ export class SectionParser extends CallParser {
   }
 }
 
-/** `functions.get_weather:0` → `get_weather` (the `functions.` prefix and `:index` suffix are optional). */
-function kimiName(id: string): string {
-  let name = id.startsWith("functions.") ? id.slice("functions.".length) : id;
+/**
+ * `functions.get_weather:0` → `get_weather`. The `:index` suffix is required (vLLM and SGLang skip a
+ * call without it); the `functions.` prefix is optional. Null for a malformed id.
+ */
+function kimiName(id: string): string | null {
+  const name = id.startsWith("functions.") ? id.slice("functions.".length) : id;
   const colon = name.lastIndexOf(":");
-  if (colon > 0 && /^\d+$/.test(name.slice(colon + 1))) name = name.slice(0, colon);
-  return name;
+  if (colon <= 0 || !/^\d+$/.test(name.slice(colon + 1))) return null;
+  const bare = name.slice(0, colon);
+  return /^[^\s:<>]+$/.test(bare) ? bare : null;
 }
 
 // ---- Mistral ---------------------------------------------------------------------------------------
@@ -852,6 +902,10 @@ const enum M {
   CallId,
   ArgsStart,
   Args,
+}
+
+function isNameChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45 || c === 46;
 }
 
 /** After `[TOOL_CALLS]`: `[{…}, …]` (tokenizer v3), `{…}`, or `NAME[ARGS]{…}` / `NAME[CALL_ID]id[ARGS]{…}` (v11+). */
@@ -870,16 +924,20 @@ export class MistralParser extends CallParser {
           if (j === s.length) return j - i > MAX_NAME ? this.reject(j) : this.more(i);
           const c = s.charCodeAt(j);
           i = j;
+          // [TOOL_CALLS] is a control token, never text: what follows it is text unless it is a call.
+          x.mark(j);
           if (c === 91) {
             this.st = M.ArrayItem;
             i++;
           } else if (c === 123) {
             this.envelope = new Envelope("mistral", ["arguments", "parameters"], false);
             this.st = M.Single;
-          } else {
-            this.token = new Until(["[ARGS]", "[CALL_ID]"]);
+          } else if (isNameChar(c)) {
+            // v11+: NAME[ARGS]{…}, NAME[CALL_ID]id[ARGS]{…}, or NAME{…} (the text vLLM decodes with
+            // the [ARGS] special token skipped).
+            this.token = new Until(["[ARGS]", "[CALL_ID]", "{"]);
             this.st = M.Name;
-          }
+          } else return this.reject(j);
           break;
         }
         case M.ArrayItem: {
@@ -923,7 +981,8 @@ export class MistralParser extends CallParser {
             this.name = token.text.trim();
             if (!/^[A-Za-z0-9_.-]+$/.test(this.name)) return this.reject(r.end);
           }
-          i = r.end;
+          // `{` ends the name without being consumed: the arguments begin there.
+          i = r.which === 2 ? r.end - 1 : r.end;
           if (r.which === 1) {
             this.token = new Until(["[ARGS]"]);
             this.st = M.CallId;
@@ -934,14 +993,20 @@ export class MistralParser extends CallParser {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
           if (s.charCodeAt(j) !== 123 || !x.open(this.name, "mistral")) return this.reject(j);
-          this.tracker = new JsonValueTracker();
+          // The next call's [TOOL_CALLS] ends arguments that never closed (an invalid_json call).
+          this.tracker = new JsonValueTracker("[TOOL_CALLS]");
           this.st = M.Args;
           i = j;
           break;
         }
         case M.Args: {
-          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
+          const tracker = this.tracker as JsonValueTracker;
+          const end = streamJsonArguments(tracker, s, i, x);
           if (end < 0) return this.more(s.length);
+          if (tracker.partial) {
+            tracker.partial = false;
+            return this.more(end);
+          }
           return this.done(end);
         }
       }
@@ -979,10 +1044,18 @@ export class LlamaJsonParser extends CallParser {
         this.st = L.After;
         continue;
       }
-      const r = expectAfterWs(s, i, [";", "<|eom_id|>", "<|eot_id|>"]);
+      const r = expectAfterWs(s, i, [";", "<|eom_id|>", "<|eot_id|>", "{"]);
       if (r.kind === "more") return this.more(i);
       if (r.kind === "none") return this.done(i);
-      if (r.which !== 0) return this.done(r.end);
+      if (r.which === 1 || r.which === 2) return this.done(r.end);
+      // `;` or a newline (or nothing) between calls: another envelope follows (vLLM llama3_json).
+      if (r.which === 3) {
+        x.mark(i);
+        this.envelope = new Envelope("llama3-json", ["parameters", "arguments"], this.bare);
+        this.st = L.Envelope;
+        i = r.end - 1;
+        continue;
+      }
       x.mark(r.end);
       this.envelope = new Envelope("llama3-json", ["parameters", "arguments"], this.bare);
       this.st = L.Envelope;
@@ -1032,14 +1105,19 @@ export class HarmonyParser extends CallParser {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
           if (s.charCodeAt(j) !== 123 || !x.open(this.name.text, "harmony")) return this.reject(j);
-          this.tracker = new JsonValueTracker();
+          this.tracker = new JsonValueTracker("<|call|>");
           this.st = H.Args;
           i = j;
           break;
         }
         case H.Args: {
-          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
+          const tracker = this.tracker as JsonValueTracker;
+          const end = streamJsonArguments(tracker, s, i, x);
           if (end < 0) return this.more(s.length);
+          if (tracker.partial) {
+            tracker.partial = false;
+            return this.more(end);
+          }
           x.mark(end);
           i = end;
           this.st = H.After;
@@ -1055,3 +1133,165 @@ export class HarmonyParser extends CallParser {
   }
 }
 
+
+// ---- DeepSeek V3.2 / V4 DSML ---------------------------------------------------------------------
+
+const enum D {
+  Section,
+  Name,
+  NameEnd,
+  Body,
+  Key,
+  Attrs,
+  Value,
+  Json,
+  JsonEnd,
+}
+
+const DSML = "<｜DSML｜";
+
+/**
+ * After `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4): `<｜DSML｜invoke name="f">`
+ * then `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`… `</｜DSML｜invoke>`,
+ * then the section's close. `string="true"` values are strings; `string="false"` values are JSON
+ * (kept as the string written, with a diagnostic, when they are not). A JSON object in place of the
+ * parameters is the arguments.
+ */
+export class DsmlParser extends CallParser {
+  private st = D.Section;
+  private token: Until | null = null;
+  private key = "";
+  private value: ParamValue | null = null;
+  private tracker: JsonValueTracker | null = null;
+  private first = true;
+  private readonly sectionEnd: string;
+
+  constructor(section: "function_calls" | "tool_calls") {
+    super();
+    this.sectionEnd = `</｜DSML｜${section}>`;
+  }
+
+  private broken(i: number, x: ParseContext): number {
+    x.broken();
+    return this.done(i);
+  }
+
+  feed(s: string, i: number, x: ParseContext): number {
+    while (true) {
+      switch (this.st) {
+        case D.Section: {
+          const r = expectAfterWs(s, i, [`${DSML}invoke name="`, this.sectionEnd]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.reject(r.at);
+          if (r.which === 1) return this.done(r.end);
+          this.token = new Until(['"']);
+          this.st = D.Name;
+          i = r.end;
+          break;
+        }
+        case D.Name: {
+          const token = this.token as Until;
+          const r = token.feed(s, i);
+          if ("more" in r) return this.more(r.more);
+          if ("fail" in r) return this.reject(r.fail);
+          if (token.text.length === 0 || /[\s<>]/.test(token.text)) return this.reject(r.end);
+          this.st = D.NameEnd;
+          i = r.end;
+          break;
+        }
+        case D.NameEnd: {
+          const r = expectAfterWs(s, i, [">"]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none" || !x.open((this.token as Until).text, "deepseek")) return this.reject(i);
+          this.first = true;
+          this.st = D.Body;
+          i = r.end;
+          break;
+        }
+        case D.Body: {
+          if (this.first) {
+            const j = skipWs(s, i);
+            if (j === s.length) return this.more(i);
+            if (s.charCodeAt(j) === 123) {
+              this.tracker = new JsonValueTracker(`</｜DSML｜invoke>`);
+              this.st = D.Json;
+              i = j;
+              break;
+            }
+          }
+          const r = expectAfterWs(s, i, [`${DSML}parameter name="`, `</｜DSML｜invoke>`]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.broken(r.at, x);
+          if (r.which === 0) {
+            this.token = new Until(['"']);
+            this.st = D.Key;
+            i = r.end;
+            break;
+          }
+          x.args(this.first ? "{}" : "}");
+          x.close();
+          x.mark(r.end);
+          this.st = D.Section;
+          i = r.end;
+          break;
+        }
+        case D.Key: {
+          const token = this.token as Until;
+          const r = token.feed(s, i);
+          if ("more" in r) return this.more(r.more);
+          if ("fail" in r) return this.broken(r.fail, x);
+          this.key = token.text;
+          this.token = new Until([">"], 64);
+          this.st = D.Attrs;
+          i = r.end;
+          break;
+        }
+        case D.Attrs: {
+          const token = this.token as Until;
+          const r = token.feed(s, i);
+          if ("more" in r) return this.more(r.more);
+          if ("fail" in r) return this.broken(r.fail, x);
+          const attrs = token.text.trim();
+          const kind: ParamKind = /^string="true"$/.test(attrs) ? "string" : /^string="false"$/.test(attrs) ? "json" : attrs === "" ? x.paramKind(this.key) : "string";
+          x.args(`${this.first ? "{" : ", "}${JSON.stringify(this.key)}: `);
+          this.first = false;
+          this.value = new ParamValue(kind, this.key, [`</｜DSML｜parameter>`], false);
+          this.st = D.Value;
+          i = r.end;
+          break;
+        }
+        case D.Value: {
+          const r = (this.value as ParamValue).feed(s, i, x);
+          if ("more" in r) return this.more(r.more);
+          this.value = null;
+          this.st = D.Body;
+          i = r.end;
+          break;
+        }
+        case D.Json: {
+          const tracker = this.tracker as JsonValueTracker;
+          const end = streamJsonArguments(tracker, s, i, x);
+          if (end < 0) return this.more(s.length);
+          if (tracker.partial) {
+            tracker.partial = false;
+            return this.more(end);
+          }
+          x.mark(end);
+          this.st = D.JsonEnd;
+          i = end;
+          break;
+        }
+        case D.JsonEnd: {
+          const r = expectAfterWs(s, i, [`</｜DSML｜invoke>`]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "match") {
+            i = r.end;
+            x.mark(i);
+          }
+          this.st = D.Section;
+          break;
+        }
+      }
+    }
+  }
+}

@@ -10,6 +10,7 @@ const enum P {
   Equals,
   Value,
   AfterCall,
+  End,
 }
 
 const MAX_IDENT = 256;
@@ -37,13 +38,18 @@ class PythonLiteral {
   private hex: string | null = null;
   private token = "";
   private started = false;
+  /** The value as JSON so far: checked when the value ends. */
+  json = "";
 
   /** The index of the `,` or `)` that ends the value at depth 0, or -1 when it goes on. */
   feed(s: string, i: number, x: ParseContext): number {
     let out = "";
     let k = i;
     const flush = (): void => {
-      if (out.length > 0) x.args(out);
+      if (out.length > 0) {
+        x.args(out);
+        this.json += out;
+      }
       out = "";
     };
     for (; k < s.length; k++) {
@@ -119,8 +125,26 @@ class PythonLiteral {
   }
 }
 
-/** `[f(a=1, b="x"), g()]` as the whole message (Llama 3.2 / Llama 4 pythonic tool calls). */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `[f(a=1, b="x"), g()]` (Llama 3.2 / Llama 4 pythonic tool calls): as the whole message, after a
+ * known tool name, or wrapped in `<|python_start|>…<|python_end|>` (Llama 4; then `wrapped`, and
+ * the parser starts after `<|python_start|>`). The list is one unit: its calls are passed on when
+ * it closes, and a list that is not valid Python (a value that is no literal) is all text.
+ */
 export class PythonicParser extends CallParser {
+  constructor(private readonly wrapped = false) {
+    super();
+  }
+
   private st = P.Open;
   private name = "";
   private key = "";
@@ -131,6 +155,7 @@ export class PythonicParser extends CallParser {
     while (true) {
       switch (this.st) {
         case P.Open: {
+          if (this.wrapped) i = skipWs(s, i);
           if (i >= s.length) return this.more(i);
           if (s.charCodeAt(i) !== 91) return this.reject(i);
           i++;
@@ -167,8 +192,7 @@ export class PythonicParser extends CallParser {
               if (!x.open(this.name, "pythonic")) return this.reject(j);
               x.args("{}");
             } else x.args("}");
-            x.close();
-            x.mark(j + 1);
+            x.close(true);
             this.st = P.AfterCall;
             i = j + 1;
             break;
@@ -208,15 +232,14 @@ export class PythonicParser extends CallParser {
           const value = this.value as PythonLiteral;
           const end = value.feed(s, i, x);
           if (end < 0) return this.more(s.length);
-          if (value.empty) return this.fail(end, x);
+          if (value.empty || !isJson(value.json)) return this.fail(end, x);
           if (s.charCodeAt(end) === 44) {
             this.st = P.ArgStart;
             i = end + 1;
             break;
           }
           x.args("}");
-          x.close();
-          x.mark(end + 1);
+          x.close(true);
           this.st = P.AfterCall;
           i = end + 1;
           break;
@@ -225,10 +248,20 @@ export class PythonicParser extends CallParser {
           const r = expectAfterWs(s, i, [",", "]"]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.reject(r.at);
-          if (r.which === 1) return this.done(r.end);
-          this.st = P.CallStart;
+          if (r.which === 0) {
+            this.st = P.CallStart;
+            i = r.end;
+            break;
+          }
+          if (!this.wrapped) return this.done(r.end);
+          this.st = P.End;
           i = r.end;
           break;
+        }
+        case P.End: {
+          const r = expectAfterWs(s, i, ["<|python_end|>"]);
+          if (r.kind === "more") return this.more(i);
+          return this.done(r.kind === "match" ? r.end : i);
         }
       }
     }
@@ -236,8 +269,7 @@ export class PythonicParser extends CallParser {
 
   /** Malformed before the call opened: not a call; after: the call is cut. */
   private fail(i: number, x: ParseContext): number {
-    if (!this.opened) return this.reject(i);
-    x.broken();
-    return this.done(i);
+    if (this.opened) x.broken();
+    return this.reject(i);
   }
 }

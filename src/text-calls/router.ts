@@ -10,6 +10,8 @@ type ReasoningBlock = Extract<ContentBlock, { type: "thinking" } | { type: "reas
 export interface TextCallHost<Call> {
   emitText(block: TextBlock, text: string): void;
   emitReasoning(block: ReasoningBlock, text: string): void;
+  /** Reasoning read in a text block (`<think>…</think>` and the like): the host keeps it as reasoning. */
+  emitTextReasoning(block: TextBlock, text: string): void;
   openCall(name: string, syntax: TextCallSyntaxName, source: ArgumentSource): Call;
   appendArguments(call: Call, fragment: string): void;
   endCall(call: Call, complete: boolean, cause?: TruncationCause): void;
@@ -62,8 +64,8 @@ export class TextCallRouter<Call> {
   }
 
   /** The stream is over: held text is passed on and calls still open are closed as not complete. */
-  end(cause: TruncationCause): void {
-    for (const extractor of this.channels.values()) extractor.end(cause);
+  end(cause: TruncationCause, cut: boolean): void {
+    for (const extractor of this.channels.values()) extractor.end(cause, cut);
   }
 
   private lastBlock: ContentBlock | null = null;
@@ -75,14 +77,15 @@ export class TextCallRouter<Call> {
    */
   keptWhole(block: ContentBlock): boolean {
     const extractor = this.channels.get(block);
-    return !extractor || (extractor.callsOpened === 0 && extractor.heldBack === 0);
+    return !extractor || (extractor.callsOpened === 0 && extractor.heldBack === 0 && !extractor.changedText);
   }
 
   private channel(block: ContentBlock, reasoning: boolean): TextCallExtractor {
     let extractor = this.channels.get(block);
     if (!extractor) {
       const emit = reasoning ? (t: string) => this.host.emitReasoning(block as ReasoningBlock, t) : (t: string) => this.host.emitText(block as TextBlock, t);
-      extractor = new TextCallExtractor(this.options, this.sink(emit, "text"));
+      const emitReasoning = reasoning ? emit : (t: string) => this.host.emitTextReasoning(block as TextBlock, t);
+      extractor = new TextCallExtractor(this.options, { ...this.sink(emit, "text"), reasoning: emitReasoning });
       this.channels.set(block, extractor);
     }
     this.lastBlock = block;

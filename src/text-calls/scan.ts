@@ -52,6 +52,15 @@ export function expectAfterWs(s: string, i: number, literals: readonly string[])
  * so markup inside a JSON string never ends the value. Validity is finalize's job, not this one's.
  */
 export class JsonValueTracker {
+  /**
+   * With a stop literal (a call's end token), the value also ends where that literal appears outside
+   * a string: `cut` is then true (the value did not close). `partial` is true when the text ends
+   * inside a possible stop literal: the returned position is where it starts, and more text decides.
+   */
+  cut = false;
+  partial = false;
+  constructor(private readonly stop: string | null = null) {}
+
   private started = false;
   private depth = 0;
   private inString = false;
@@ -100,6 +109,17 @@ export class JsonValueTracker {
         continue;
       }
       const c = s.charCodeAt(k);
+      if (this.stop !== null && c === this.stop.charCodeAt(0)) {
+        const end = matchAt(s, k, this.stop);
+        if (end >= 0) {
+          this.cut = true;
+          return k;
+        }
+        if (end === PARTIAL) {
+          this.partial = true;
+          return k;
+        }
+      }
       if (c === 34) this.inString = true;
       else if (c === 123 || c === 91) this.depth++;
       else if (c === 125 || c === 93) {

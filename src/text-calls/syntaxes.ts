@@ -12,8 +12,13 @@ export interface TextCallSyntax {
   readonly example: string;
   /** The literal markers that open a call (empty for syntaxes recognized only at the start of the message). */
   readonly markers: readonly string[];
-  /** Where it is recognized: anywhere in the text, or only as the whole message. */
-  readonly where: "anywhere" | "message start";
+  /**
+   * Where it is recognized: anywhere in the text, or at the start of the message (and, with the
+   * caller's tool names, anywhere a known tool name opens the call).
+   */
+  readonly where: "anywhere" | "message start; anywhere after a known tool name";
+  /** The reasoning markup read with it (routed to reasoning, never a source of calls by default). */
+  readonly reasoning: string;
   /** When the call counts as complete (its end marker). */
   readonly complete: string;
   /** The published template or parser tests the scanner follows. */
@@ -28,6 +33,7 @@ export const TEXT_CALL_SYNTAXES = [
     example: '<tool_call>{"name": "f", "arguments": {…}}</tool_call>',
     markers: ["<tool_call>"],
     where: "anywhere",
+    reasoning: "`<think>…</think>`; a lone `</think>` (the prompt opened the block)",
     complete: "the envelope object closes (`</tool_call>` is consumed when present)",
     reference: "Qwen2.5/Qwen3 chat templates; vLLM hermes_tool_parser tests",
   },
@@ -37,7 +43,8 @@ export const TEXT_CALL_SYNTAXES = [
     example: "<tool_call><function=f><parameter=k>v</parameter></function></tool_call>",
     markers: ["<tool_call>", "<function="],
     where: "anywhere",
-    complete: "`</function>`",
+    reasoning: "`<think>…</think>`; a lone `</think>`",
+    complete: "`</function>` (a stray `</tool_call>` after it is markup, also without the opening tag)",
     reference: "Qwen3-Coder chat template and qwen3coder_tool_parser; vLLM qwen3coder/qwen3_xml parser tests",
   },
   {
@@ -46,6 +53,7 @@ export const TEXT_CALL_SYNTAXES = [
     example: "<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>",
     markers: ["<tool_call>"],
     where: "anywhere",
+    reasoning: "`<think>…</think>`",
     complete: "`</tool_call>`",
     reference: "GLM-4.5 chat template; vLLM glm4_moe_tool_parser and SGLang glm4_moe parser tests",
   },
@@ -55,52 +63,64 @@ export const TEXT_CALL_SYNTAXES = [
     example: "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}<|tool_call_end|><|tool_calls_section_end|>",
     markers: ["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
     where: "anywhere",
-    complete: "the arguments object closes (`<|tool_call_end|>` is consumed when present)",
+    reasoning: "`<think>…</think>`; its call tokens end the block (Kimi K2 Thinking calls from inside it)",
+    complete: "the arguments object closes, or `<|tool_call_end|>` ends it (unclosed arguments: an `invalid_json` call); an id without `:INDEX` is text",
     reference: "Kimi K2 tokenizer config and tool-call guide; vLLM kimi_k2_tool_parser and SGLang kimik2 tests",
   },
   {
     name: "mistral",
     models: "Mistral 7B v0.3, Mixtral, Mistral Small 3.x, Magistral, Devstral, Ministral",
-    example: '[TOOL_CALLS][{"name": "f", "arguments": {…}}] or [TOOL_CALLS]f[ARGS]{…}',
+    example: '[TOOL_CALLS][{"name": "f", "arguments": {…}}], [TOOL_CALLS]f[ARGS]{…}, [TOOL_CALLS]f[CALL_ID]id[ARGS]{…} or [TOOL_CALLS]f{…}',
     markers: ["[TOOL_CALLS]"],
     where: "anywhere",
-    complete: "the arguments object closes",
+    reasoning: "`[THINK]…[/THINK]` (Magistral)",
+    complete: "the arguments object closes; `[TOOL_CALLS]` is a control token, never text",
     reference: "mistral-common tokenizers v3 and v11+; vLLM mistral_tool_parser tests",
   },
   {
     name: "llama3-json",
     models: "Llama 3.1, 3.2, 3.3 (JSON tool calling)",
-    example: '<|python_tag|>{"name": "f", "parameters": {…}} or a message that is only {"name": "f", "parameters": {…}}',
+    example: '<|python_tag|>{"name": "f", "parameters": {…}} or a bare {"name": "f", "parameters": {…}}',
     markers: ["<|python_tag|>"],
-    where: "anywhere",
-    complete: "the envelope object closes; several calls are separated by `;`",
+    where: "message start; anywhere after a known tool name",
+    reasoning: "none",
+    complete: "the envelope object closes; several calls are separated by `;` or newlines",
     reference: "Llama 3.1/3.2 JSON tool-calling templates; vLLM llama_tool_parser (llama3_json) tests",
   },
   {
     name: "pythonic",
     models: "Llama 3.2 / Llama 4 (pythonic), ToolACE and other pythonic fine-tunes",
-    example: '[f(a=1, b="x"), g()]',
-    markers: [],
-    where: "message start",
-    complete: "the call's `)`; Python literals become JSON (True → true, None → null, 'x' → \"x\")",
+    example: '[f(a=1, b="x"), g()] or <|python_start|>[f(a=1)]<|python_end|> (Llama 4)',
+    markers: ["<|python_start|>"],
+    where: "message start; anywhere after a known tool name",
+    reasoning: "none",
+    complete: "the list's `]`; Python literals become JSON (True → true, None → null, 'x' → \"x\"); a list that is not valid Python is text",
     reference: "Llama 3.2 and Llama 4 pythonic templates; vLLM pythonic_tool_parser and llama4_pythonic tests",
   },
   {
     name: "deepseek",
-    models: "DeepSeek V3, V3-0324, R1, R1-0528, V3.1, V3.2",
-    example: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{…}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> (V3.1: f<｜tool▁sep｜>{…})",
-    markers: ["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"],
+    models: "DeepSeek V3, V3-0324, R1, R1-0528, V3.1, V3.2, V4",
+    example: '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{…}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> (V3.1: f<｜tool▁sep｜>{…}; V3.2 DSML: <｜DSML｜function_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>)',
+    markers: ["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"],
     where: "anywhere",
-    complete: "the arguments object closes (the fence and `<｜tool▁call▁end｜>` are consumed when present)",
-    reference: "DeepSeek V3 / V3.1 chat templates; vLLM deepseekv3 and deepseekv31 tool parser tests",
+    reasoning: "`<think>…</think>`; a lone `</think>` (R1)",
+    complete: "the arguments object closes, or `<｜tool▁call▁end｜>` ends it (the fence is consumed when present); DSML: `</｜DSML｜invoke>`",
+    reference: "DeepSeek V3 / V3.1 / V3.2 chat templates; vLLM deepseekv3, deepseekv31 and deepseekv32 tool parser tests, SGLang deepseekv32 detector",
   },
   {
     name: "harmony",
     models: "gpt-oss-20b, gpt-oss-120b (OpenAI harmony format)",
     example: "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>",
-    markers: ["<|start|>assistant<|channel|>commentary to=functions.", "<|channel|>commentary to=functions.", "<|start|>assistant to=functions."],
+    markers: [
+      "<|start|>assistant<|channel|>commentary to=functions.",
+      "<|channel|>commentary to=functions.",
+      "<|start|>assistant to=functions.",
+      "<|channel|>analysis to=functions.",
+      "<|start|>assistant<|channel|>analysis to=functions.",
+    ],
     where: "anywhere",
-    complete: "the arguments object closes (`<|call|>` is consumed when present)",
+    reasoning: "the `analysis` channel (`<|channel|>analysis<|message|>…<|end|>`); `final` channel headers are markup",
+    complete: "the arguments object closes, or `<|call|>` ends it; the recipient may stand in the role header (also ` to=functions.f` opening the message)",
     reference: "OpenAI harmony response format guide; vLLM gpt-oss harmony tool-calling tests",
   },
 ] as const satisfies readonly TextCallSyntax[];

@@ -33,7 +33,8 @@ describe("text calls through a decoder", () => {
   });
 
   it("stream like wire calls: start, deltas with previews, end; source text, syntax, minted id", () => {
-    const { turn, events } = decode(textStream(`Sure.\n${HERMES}\nDone.`), { textCalls: "auto", previews: true });
+    // thinking "closed": the prompt opened no think block, so the call goes on when its markup closes.
+    const { turn, events } = decode(textStream(`Sure.\n${HERMES}\nDone.`), { textCalls: { thinking: "closed" }, previews: true });
     const kinds = events.filter((e) => e.type.startsWith("tool_call")).map((e) => e.type);
     expect(kinds[0]).toBe("tool_call_start");
     expect(kinds.at(-1)).toBe("tool_call_end");

@@ -118,7 +118,8 @@ describe("text-call syntaxes (formats from the models' templates and vLLM/SGLang
     [
       "harmony commentary channel",
       '<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"SF"}<|call|>',
-      "<|channel|>analysis<|message|>Need weather.<|end|>",
+      // The analysis channel is reasoning (issue 30): it leaves the text.
+      "",
       [call("get_weather", "harmony", { location: "SF" })],
     ],
     ["harmony with the recipient in the role", '<|start|>assistant to=functions.lookup<|channel|>commentary json<|message|>{"q": 1}', "", [call("lookup", "harmony", { q: 1 })]],
@@ -144,10 +145,11 @@ describe("safety", () => {
     expect(out.calls).toEqual([{ name: "f", syntax: "hermes", argumentText: '{"a": "unterminated', complete: false, cause: "max_tokens" }]);
   });
 
-  it("a call whose markup breaks off is not complete (markup_broken) and the rest is text", () => {
-    const out = extractTextCalls("<function=f>\n<parameter=a>\n1\n</parameter>\nsorry, I meant", AUTO);
-    expect(out.calls[0]).toMatchObject({ name: "f", complete: false, cause: "markup_broken" });
-    expect(out.text).toBe("sorry, I meant");
+  it("a call whose markup breaks off never formed a call: all of it is text, byte for byte (issue 30)", () => {
+    const input = "<function=f>\n<parameter=a>\n1\n</parameter>\nsorry, I meant";
+    const out = extractTextCalls(input, AUTO);
+    expect(out.calls).toEqual([]);
+    expect(out.text).toBe(input);
   });
 
   it("only the caller's tool names become calls; others stay text with a diagnostic", () => {

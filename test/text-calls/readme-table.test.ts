@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { currentRegion, END_MARKER, renderTextCallsTable, START_MARKER, updateReadme } from "../../scripts/gen-text-calls-table.js";
+import { currentRegion, docPathFrom, END_MARKER, renderTextCallsTable, START_MARKER, updateReadme } from "../../scripts/gen-text-calls-table.js";
 import { TEXT_CALL_SYNTAXES } from "../../src/text-calls/syntaxes.js";
 import { LONGEST_MARKER } from "../../src/text-calls/extractor.js";
 
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
-const readme = existsSync(README) ? readFileSync(README, "utf8") : "";
+// The table lives in docs/text-calls.md (the README links there).
+const DOC = fileURLToPath(new URL("../../docs/text-calls.md", import.meta.url));
+const readme = existsSync(DOC) ? readFileSync(DOC, "utf8") : "";
 
 describe("text-call syntaxes table", () => {
   it("has one row per syntax of the registry", () => {
@@ -27,11 +28,20 @@ describe("text-call syntaxes table", () => {
     expect(readFileSync(file, "utf8").endsWith(`\n${END_MARKER}\n\nrest\n`)).toBe(true);
   });
 
-  it("README.md's region equals renderTextCallsTable() — if this fails, run: npm run build && node dist/scripts/gen-text-calls-table.js", () => {
+  it("docs/text-calls.md's region equals renderTextCallsTable() — if this fails, run: npm run build && node dist/scripts/gen-text-calls-table.js", () => {
     expect(currentRegion(readme)).toBe(renderTextCallsTable());
   });
 
-  it("the README states the longest marker the code holds back", () => {
+  it("the generator writes docs/text-calls.md by default", () => {
+    expect(docPathFrom([], new URL("../../scripts/gen-text-calls-table.ts", import.meta.url).href)).toBe(DOC);
+    expect(docPathFrom(["--doc=/tmp/x.md"], import.meta.url)).toBe("/tmp/x.md");
+  });
+
+  it("has a reasoning column", () => {
+    expect(renderTextCallsTable()).toContain("| Syntax | Models | Written as | Read | Reasoning | Complete when | Follows |");
+  });
+
+  it("docs/text-calls.md states the longest marker the code holds back", () => {
     expect(readme).toContain(`at most the longest marker, ${LONGEST_MARKER} characters`);
   });
 });

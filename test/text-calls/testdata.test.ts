@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cutText } from "../../src/testing/text-calls.js";
 import { parseRecords } from "../../src/framing/records.js";
 import { replayEvents } from "../../src/replay.js";
 import type { DecodedTurn, DecoderOptions } from "../../src/types.js";
@@ -21,6 +23,37 @@ function optionsOf(text: string): DecoderOptions["textCalls"] {
   const line = /^# textCalls: (.*)$/m.exec(text);
   if (!line) throw new Error("a text-calls stream must say its options in a '# textCalls: <json>' header line");
   return JSON.parse(line[1] as string) as DecoderOptions["textCalls"];
+}
+
+type Stream = ReturnType<typeof parseRecords>[number];
+
+/** A Chat Completions content delta (and nothing else in its event), or null. */
+function contentOf(event: Stream["events"][number]): string | null {
+  const data = (event as { data?: unknown }).data;
+  if (typeof data !== "object" || data === null) return null;
+  const choices = (data as { choices?: unknown }).choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return null;
+  const choice = choices[0] as { delta?: Record<string, unknown>; finish_reason?: unknown };
+  const delta = choice.delta;
+  if (!delta || choice.finish_reason !== null || typeof delta.content !== "string" || Object.keys(delta).length !== 1) return null;
+  return delta.content;
+}
+
+/**
+ * The stream with its run of content deltas cut anew at `cuts` (the same text, other deltas), or
+ * null when its content deltas are not one run (another provider, or content between other events).
+ */
+function rechunk(stream: Stream, cuts: readonly number[]): Stream | null {
+  const events = stream.events;
+  const first = events.findIndex((event) => contentOf(event) !== null);
+  if (first < 0) return null;
+  let last = first;
+  while (last + 1 < events.length && contentOf(events[last + 1]!) !== null) last++;
+  if (events.slice(last + 1).some((event) => contentOf(event) !== null)) return null;
+  const text = events.slice(first, last + 1).map((event) => contentOf(event) as string).join("");
+  const template = events[first] as { data: { choices: Array<Record<string, unknown>> } };
+  const pieces = cutText(text, cuts).map((piece) => ({ ...template, data: { ...template.data, choices: [{ ...template.data.choices[0], delta: { content: piece } }] } }));
+  return { ...stream, events: [...events.slice(0, first), ...pieces, ...events.slice(last + 1)] as Stream["events"] };
 }
 
 function project(turn: DecodedTurn) {
@@ -73,6 +106,16 @@ describe("testdata/text-calls", () => {
       }
       // Idempotent on replay: the same stream and options give the same turn.
       expect(parseRecords(text).map((stream) => project(replayEvents(stream, { textCalls })))).toEqual(turns);
+
+      // Any split of the text into deltas gives the same turn (calls, text, reasoning, ids).
+      const streams = parseRecords(text);
+      if (streams.some((stream) => rechunk(stream, []) === null)) return;
+      fc.assert(
+        fc.property(fc.array(fc.nat({ max: 2000 }), { maxLength: 40 }), (cuts) => {
+          expect(streams.map((stream) => project(replayEvents(rechunk(stream, cuts) as Stream, { textCalls })))).toEqual(turns);
+        }),
+        { numRuns: 40 },
+      );
     });
   }
 

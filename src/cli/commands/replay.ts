@@ -9,10 +9,11 @@ import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName }
 import type { TextCallSetting } from "../../text-calls/options.js";
 import { collectInputFiles, inputError, loadRecording, SKIPPED_FOLDERS } from "../input.js";
 import { fitLine } from "../text.js";
+import { loadToolsFile } from "../tools-file.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
 
-export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--verbose] [--json] [--text-calls auto|S,...]
+export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--verbose] [--json] [--text-calls auto|S,...] [--tools FILE]
 
 Decodes every recorded stream in the given files (directories are searched for *.ndjson,
 except ${Object.keys(SKIPPED_FOLDERS).join("/ and ")}/ folders unless named) through the same push core a live stream uses.
@@ -28,6 +29,9 @@ findings.
   --json         one JSON object per stream (the replay contract of docs/design.md)
   --text-calls X also read tool calls written into the text: auto, or syntax names separated
                  by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
+  --tools FILE   with --text-calls: the tools the model was offered (a JSON list of tool
+                 definitions in any shape sanitizeTools reads, or a request body with "tools"):
+                 only their names become calls, and their schemas type XML and pythonic values
 
 Exit codes: 0 replayed; 2 usage error (unknown flag or provider); 3 input error: a path that
 is missing, unreadable, a directory where a file is needed, or empty; an unrecognized format;
@@ -91,6 +95,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         json: { type: "boolean", default: false },
         verbose: { type: "boolean", short: "v", default: false },
         "text-calls": { type: "string" },
+        tools: { type: "string" },
       },
     });
   } catch (error) {
@@ -99,7 +104,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
   const provider = parseProvider(values.provider);
-  const textCalls = parseTextCalls(values["text-calls"]);
+  let textCalls = parseTextCalls(values["text-calls"]);
+  if (values.tools !== undefined) {
+    if (textCalls === undefined) throw new CliError(`--tools types the calls read from text: use it with --text-calls.\n\n${usage}`, EXIT.usage);
+    const tools = await loadToolsFile(values.tools, ctx.cwd);
+    textCalls = { syntaxes: textCalls === "auto" ? "auto" : (textCalls as TextCallSyntaxName[]), tools };
+  }
   const files = await collectInputFiles(positionals, ctx.cwd);
   if (files.length === 0) throw inputError(positionals.join("', '"), "no .ndjson files in it");
 

@@ -1,0 +1,348 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { extractTextCalls, MAX_HELD_CALL, MAX_HELD_REASONING, TextCallExtractor, type ExtractedTextCall } from "../../src/text-calls/extractor.js";
+import { resolveTextCallOptions, type TextCallSetting } from "../../src/text-calls/options.js";
+import { cutText, renderTextCall, type TextCallSpec } from "../../src/testing/text-calls.js";
+import { createDecoder } from "../../src/providers/registry.js";
+import type { ProviderEvent } from "../../src/types.js";
+import { c, chatStream } from "../helpers/openai-events.js";
+
+/**
+ * Issue 30: read what the server-side parsers (vLLM, SGLang, llama.cpp) read, and nothing they
+ * reject. Each case names the public parser test or chat template it follows.
+ */
+
+function run(pieces: readonly string[], setting: TextCallSetting = "auto", cause: "stream_ended" | "max_tokens" = "stream_ended") {
+  const out = { text: "", reasoning: "", calls: [] as ExtractedTextCall[], diagnostics: [] as string[] };
+  let current: ExtractedTextCall | null = null;
+  const extractor = new TextCallExtractor(resolveTextCallOptions(setting)!, {
+    text: (t) => void (out.text += t),
+    reasoning: (t) => void (out.reasoning += t),
+    open: (name, syntax) => {
+      current = { name, syntax, argumentText: "", complete: false };
+      out.calls.push(current);
+    },
+    args: (f) => void ((current as ExtractedTextCall).argumentText += f),
+    close: (complete, why) => {
+      (current as ExtractedTextCall).complete = complete;
+      if (why) (current as ExtractedTextCall).cause = why;
+      current = null;
+    },
+    diagnostic: (d) => out.diagnostics.push(d.code),
+  });
+  for (const piece of pieces) extractor.push(piece);
+  extractor.end(cause);
+  return out;
+}
+
+/** Every split gives the same text, reasoning and calls as the whole text. */
+function chunked(text: string, setting: TextCallSetting = "auto") {
+  const whole = run([text], setting);
+  fc.assert(
+    fc.property(fc.array(fc.nat({ max: text.length }), { maxLength: 24 }), (cuts) => {
+      const pieces = run(cutText(text, cuts), setting);
+      expect({ text: pieces.text, reasoning: pieces.reasoning, calls: pieces.calls }).toEqual({ text: whole.text, reasoning: whole.reasoning, calls: whole.calls });
+    }),
+    { numRuns: 60 },
+  );
+  expect(run([...text], setting)).toEqual(whole);
+  return whole;
+}
+
+const args = (call: ExtractedTextCall) => JSON.parse(call.argumentText) as unknown;
+const named = (calls: readonly ExtractedTextCall[]) => calls.map((call) => [call.name, call.complete]);
+
+describe("one rule for every syntax (issue 30)", () => {
+  // Where the shortest prefix that forms the call ends: cut before it, no call has formed.
+  const formedAt = (call: TextCallSpec, text: string): number => {
+    switch (call.syntax) {
+      case "hermes":
+        return text.lastIndexOf("}") + 1;
+      case "qwen3-coder":
+        return text.indexOf("</function>") + "</function>".length;
+      case "kimi-k2":
+        return text.indexOf("<|tool_call_end|>");
+      case "mistral":
+        return call.variant === "v11" ? text.length : text.length - 1;
+      case "llama3-json":
+        return call.variant === "bare" ? text.length : text.indexOf("<|eom_id|>");
+      case "deepseek":
+        return call.variant === "v31" ? text.indexOf("<｜tool▁call▁end｜>") : text.indexOf("\n```<｜tool▁call▁end｜>");
+      case "harmony":
+        return text.indexOf("<|call|>");
+      default:
+        return text.length; // glm (`</tool_call>`), pythonic (`]`)
+    }
+  };
+  const spec = fc
+    .record({
+      syntax: fc.constantFrom("hermes", "qwen3-coder", "glm", "kimi-k2", "mistral", "llama3-json", "pythonic", "deepseek", "harmony" as const),
+      name: fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/),
+      value: fc.oneof(fc.stringMatching(/^[a-z ]{1,8}$/), fc.integer()),
+      variant: fc.constantFrom("array", "v11", "v3", "v31", "tag", "bare", undefined),
+    })
+    .map(({ syntax, name, value, variant }) => {
+      const call: TextCallSpec = { syntax, name, args: { k: syntax === "qwen3-coder" || syntax === "glm" ? String(value) : value } };
+      const fits = (syntax === "mistral" && (variant === "array" || variant === "v11")) || (syntax === "deepseek" && (variant === "v3" || variant === "v31")) || (syntax === "llama3-json" && (variant === "tag" || variant === "bare"));
+      if (fits) call.variant = variant as string;
+      return call;
+    });
+  // `[TOOL_CALLS]` is a control token, never text: dropped with the whitespace after it once text follows.
+  const unchanged = (text: string) => text.replace(/\[TOOL_CALLS\]\s*(?=\S)/g, "");
+
+  it("a text with no complete, well-formed call comes back unchanged, with no call, under any chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[A-Za-z ,.!?]{0,12}$/),
+        spec,
+        fc.nat(),
+        fc.stringMatching(/^[a-z ,.]{0,12}$/),
+        fc.array(fc.nat({ max: 300 }), { maxLength: 16 }),
+        (before, call, at, after, cuts) => {
+          const rendered = renderTextCall(call);
+          const prefix = rendered.slice(0, at % Math.max(1, formedAt(call, rendered)));
+          // Bare JSON and pythonic lists are read at the message start only (no tool names here).
+          const head = call.syntax === "pythonic" || call.variant === "bare" ? "" : before;
+          const text = head + prefix + after;
+          for (const pieces of [[text], cutText(text, cuts)]) {
+            const out = run(pieces);
+            expect(out.calls).toEqual([]);
+            expect(out.text).toBe(unchanged(text));
+          }
+        },
+      ),
+      { numRuns: 600 },
+    );
+  });
+
+  it("cut by the output limit instead, the same prefix is a call that is not complete (never runnable)", () => {
+    const out = run(['Sure. <tool_call>{"name": "f", "arguments": {"a": "unterminated'], "auto", "max_tokens");
+    expect(out.calls).toEqual([{ name: "f", syntax: "hermes", argumentText: '{"a": "unterminated', complete: false, cause: "max_tokens" }]);
+    expect(out.text).toBe("Sure. ");
+  });
+
+  it("a closed envelope with bad arguments is an invalid call that ends at its own end marker (vLLM test_kimi_k2 invalid_json_still_extracted)", () => {
+    const kimi = chunked('Help. <|tool_calls_section_begin|><|tool_call_begin|>functions.bad:0 <|tool_call_argument_begin|>{"city": "Beijing"<|tool_call_end|><|tool_call_begin|>functions.good:1 <|tool_call_argument_begin|>{"city": "Shanghai"}<|tool_call_end|><|tool_calls_section_end|>');
+    expect(named(kimi.calls)).toEqual([["bad", true], ["good", true]]);
+    expect(kimi.calls[0]?.argumentText).toBe('{"city": "Beijing"');
+    expect(kimi.text).toBe("Help. ");
+    const hermes = chunked('<tool_call>{"name": "f", "arguments": {"a": 1</tool_call> then');
+    expect(hermes.calls.map((call) => call.argumentText)).toEqual(['{"a": 1']);
+    expect(hermes.text).toBe(" then");
+    const mistral = chunked('[TOOL_CALLS]a{"x": 1[TOOL_CALLS]b{"y": 2}');
+    expect(mistral.calls.map((call) => [call.name, call.argumentText])).toEqual([
+      ["a", '{"x": 1'],
+      ["b", '{"y": 2}'],
+    ]);
+  });
+
+  const decodeText = (text: string) => {
+    const pieces: ProviderEvent[] = [];
+    for (let i = 0; i < text.length; i += 5) pieces.push(c.text(text.slice(i, i + 5)));
+    const decoder = createDecoder("openai-chat", { textCalls: "auto" });
+    for (const event of chatStream(pieces, "stop")) decoder.push(event);
+    return decoder.finish();
+  };
+
+  it("through a decoder the invalid call is invalid_json, never runnable, and leaves the finish reason alone", () => {
+    const turn = decodeText('<|tool_call_begin|>functions.bad:0<|tool_call_argument_begin|>{"a": 1,, "b"<|tool_call_end|>');
+    expect(turn.toolCalls).toMatchObject([{ name: "bad", complete: true, arguments: null, error: { code: "invalid_json" } }]);
+    expect(turn.toolCalls[0]?.error?.message).toMatch(/Send it again/);
+    expect(turn.finishReason).toBe("stop");
+  });
+
+  it("arguments missing only their closing brackets go through the same finalize rules as a wire call (a named lossless repair)", () => {
+    const turn = decodeText('<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1<|tool_call_end|>');
+    expect(turn.toolCalls).toMatchObject([{ name: "f", complete: true, arguments: { a: 1 }, error: null }]);
+    expect(turn.toolCalls[0]?.repairs.length).toBeGreaterThan(0);
+  });
+
+  it("a Kimi id that is not functions.NAME:INDEX is text, with a diagnostic (vLLM test_invalid_funcall_id_skipped)", () => {
+    const out = chunked('<|tool_calls_section_begin|><|tool_call_begin|>functions.invalid.0 <|tool_call_argument_begin|>{"a": 1}<|tool_call_end|><|tool_call_begin|>functions.valid:1 <|tool_call_argument_begin|>{"b": 2}<|tool_call_end|><|tool_calls_section_end|>');
+    expect(named(out.calls)).toEqual([["valid", true]]);
+    expect(out.text).toContain("functions.invalid.0");
+    expect(out.diagnostics).toContain("text_call_bad_id");
+  });
+
+  it("unparsable pythonic lists, and any list whose values are no literals, are all text (vLLM test_unrecoverable_block_still_reports_no_tool_call)", () => {
+    for (const text of ["[f(a='x 'y' 'z), g(b='p 'q' 'r)]", "[f(a=1), g(b=os.system)]", "[f(a=1), g(b=2"]) {
+      const out = chunked(text);
+      expect(out.calls).toEqual([]);
+      expect(out.text).toBe(text);
+    }
+  });
+
+  it("[TOOL_CALLS] before prose is dropped, the prose is text (vLLM test_extract_tool_calls_pre_v11_regex_fallback_fails)", () => {
+    expect(chunked("[TOOL_CALLS] not json at all").text).toBe("not json at all");
+  });
+});
+
+describe("format variants (issue 30)", () => {
+  it("Mistral v11+ without [ARGS], as vLLM decodes that tokenizer (test_mistral_tool_parser multiple_tool_calls)", () => {
+    const out = chunked('hi{hi[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}');
+    expect(out.calls.map((call) => [call.name, args(call)])).toEqual([
+      ["add", { a: 3.5, b: 4 }],
+      ["multiply", { a: 3, b: 6 }],
+    ]);
+    expect(out.text).toBe("hi{hi");
+  });
+
+  it("Llama 4 pythonic lists in <|python_start|>…<|python_end|>, also mid-text (SGLang test_detect_and_parse_with_python_start_and_end_token)", () => {
+    const out = chunked("Weather on Mars. <|python_start|>[get_weather(location='Mars', unit='celsius')]<|python_end|> That way.");
+    expect(out.calls.map((call) => [call.name, args(call)])).toEqual([["get_weather", { location: "Mars", unit: "celsius" }]]);
+    expect(out.text).toBe("Weather on Mars.  That way.");
+  });
+
+  it("Llama 3 JSON calls separated by newlines (vLLM test_extract_tool_calls_streaming_parallel_separators)", () => {
+    const out = chunked('{"name": "searchTool", "parameters": {"query": "test1"}}\n{"name": "getOpenIncidentsTool", "parameters": {}}');
+    expect(out.calls.map((call) => call.name)).toEqual(["searchTool", "getOpenIncidentsTool"]);
+    expect(out.text).toBe("");
+  });
+
+  it("harmony: the recipient in the role header, at the message start, and calls in the analysis channel (llama.cpp test-chat gpt-oss)", () => {
+    for (const text of [
+      ' to=functions.special_function<|channel|>analysis<|message|>{"arg1": 1}',
+      '<|channel|>analysis to=functions.special_function<|message|>{"arg1": 1}',
+      '<|start|>assistant to=functions.special_function<|channel|>commentary json<|message|>{"arg1": 1}<|call|>',
+    ]) {
+      const out = chunked(text);
+      expect(out.calls.map((call) => [call.name, args(call)])).toEqual([["special_function", { arg1: 1 }]]);
+      expect(out.text.trim()).toBe("");
+    }
+  });
+
+  it("harmony's analysis channel is reasoning and its final header is markup (SGLang test_gpt_oss_detector)", () => {
+    const out = chunked('<|channel|>analysis<|message|>Reasoning...<|end|><|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"files": []}<|call|><|start|>assistant<|channel|>final<|message|>Done.');
+    expect(out.reasoning).toBe("Reasoning...");
+    expect(out.text).toBe("Done.");
+    expect(out.calls.map((call) => call.name)).toEqual(["read_file"]);
+  });
+
+  it("DeepSeek V3.2 DSML, typed by string=\"true|false\" (vLLM deepseekv32 / SGLang DeepSeekV32Detector tests)", () => {
+    const out = chunked(
+      'Checking.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>\n<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    );
+    expect(out.calls.map((call) => [call.name, args(call)])).toEqual([["get_weather", { location: "杭州", days: 3 }]]);
+    expect(out.text).toBe("Checking.\n\n");
+  });
+
+  it("a stray </tool_call> after a Qwen3-Coder call without its opening tag is markup (llama.cpp Qwen3-Coder peg_tester)", () => {
+    const out = chunked("Let me call it.\n<function=special_function>\n<parameter=arg1>\n1\n</parameter>\n</function>\n</tool_call>");
+    expect(out.calls.map((call) => call.name)).toEqual(["special_function"]);
+    expect(out.text).toBe("Let me call it.\n");
+  });
+
+  it("whitespace between two calls is no text (vLLM test_qwen3coder parallel_tools)", () => {
+    const call = (city: string) => `<tool_call>\n<function=w>\n<parameter=city>\n${city}\n</parameter>\n</function>\n</tool_call>`;
+    const out = chunked(`${call("Dallas")}\n${call("Orlando")}`);
+    expect(out.calls.length).toBe(2);
+    expect(out.text).toBe("");
+  });
+});
+
+describe("reasoning written into the text (issue 30)", () => {
+  it("a [TOOL_CALLS] inside [THINK]…[/THINK] is reasoning (llama.cpp Ministral-3-14B-Reasoning: fake tool call marker in reasoning)", () => {
+    const out = chunked('[THINK]Let me think about [TOOL_CALLS]f[ARGS]{"arg1":1} and more[/THINK][TOOL_CALLS]f[ARGS]{"arg1": 1}');
+    expect(out.calls.map((call) => [call.name, args(call)])).toEqual([["f", { arg1: 1 }]]);
+    expect(out.reasoning).toBe('Let me think about [TOOL_CALLS]f[ARGS]{"arg1":1} and more');
+    expect(out.text).toBe("");
+  });
+
+  it("a <tool_call> before a lone </think> is reasoning (llama.cpp Reka-Edge: fake tool call marker in reasoning)", () => {
+    const out = chunked('Let me think about <tool_call>\n{"name": "f", "arguments": {"arg1": 2}}</tool_call> hmm\n</think>\n\n<tool_call>\n{"name": "f", "arguments": {"arg1": 1}}</tool_call>');
+    expect(out.calls.map((call) => args(call))).toEqual([{ arg1: 1 }]);
+    expect(out.reasoning).toBe('<tool_call>\n{"name": "f", "arguments": {"arg1": 2}}</tool_call> hmm\n');
+    expect(out.diagnostics).toContain("text_call_in_reasoning");
+  });
+
+  it("with reasoning: true, calls in reasoning are read; the text around them stays reasoning", () => {
+    const out = chunked('<think>need it <tool_call>{"name": "f", "arguments": {}}</tool_call> ok</think>Answer.', { reasoning: true });
+    expect(out.calls.map((call) => call.name)).toEqual(["f"]);
+    expect(out.reasoning).toBe("need it  ok");
+    expect(out.text).toBe("Answer.");
+  });
+
+  it("Kimi K2 Thinking's call tokens end the think block (llama.cpp Kimi-K2-Thinking: call inside thinking block)", () => {
+    const out = chunked('<think>I need two<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>{"x": 1}<|tool_call_begin|>functions.b:1<|tool_call_argument_begin|>{}');
+    expect(out.calls.map((call) => call.name)).toEqual(["a", "b"]);
+    expect(out.reasoning).toBe("I need two");
+  });
+
+  it('thinking "open": the text is reasoning until </think> (Qwen3 / DeepSeek-R1 templates open it in the prompt)', () => {
+    const out = chunked('I should call f <tool_call>{"name": "f", "arguments": {}}</tool_call></think>Result: <tool_call>{"name": "g", "arguments": {}}</tool_call>', { thinking: "open" });
+    expect(out.calls.map((call) => call.name)).toEqual(["g"]);
+    expect(out.reasoning).toBe('I should call f <tool_call>{"name": "f", "arguments": {}}</tool_call>');
+    expect(out.text).toBe("Result: ");
+  });
+
+  it('thinking "closed": calls go on as soon as their markup closes, before the text ends', () => {
+    const seen: string[] = [];
+    const extractor = new TextCallExtractor(resolveTextCallOptions({ thinking: "closed" })!, {
+      text: () => seen.push("text"),
+      open: () => seen.push("open"),
+      args: () => undefined,
+      close: () => seen.push("close"),
+      diagnostic: () => undefined,
+    });
+    extractor.push('Sure. <tool_call>{"name": "f", "arguments": {}}</tool_call>');
+    expect(seen).toContain("close");
+    // Under "auto" the same call waits: a lone </think> could still show it was reasoning.
+    const held: string[] = [];
+    const auto = new TextCallExtractor(resolveTextCallOptions("auto")!, { text: () => held.push("text"), open: () => held.push("open"), args: () => undefined, close: () => held.push("close"), diagnostic: () => undefined });
+    auto.push('Sure. <tool_call>{"name": "f", "arguments": {}}</tool_call>');
+    expect(held).not.toContain("open");
+    auto.end("stream_ended");
+    expect(held).toContain("close");
+  });
+
+  it("what a lone </think> may still claim is bounded: past MAX_HELD_REASONING the held call goes on", () => {
+    const opened: string[] = [];
+    const extractor = new TextCallExtractor(resolveTextCallOptions("auto")!, { text: () => undefined, open: (name) => opened.push(name), args: () => undefined, close: () => undefined, diagnostic: () => undefined });
+    extractor.push('Sure. <tool_call>{"name": "f", "arguments": {}}</tool_call>');
+    expect(opened).toEqual([]);
+    extractor.push("x".repeat(MAX_HELD_REASONING + 1));
+    expect(opened).toEqual(["f"]);
+  });
+
+  it("a bad thinking setting is a typed error", () => {
+    expect(() => resolveTextCallOptions({ thinking: "maybe" as "auto" })).toThrow(/textCalls.thinking/);
+  });
+});
+
+describe("calls after prose, with the caller's tool names (issue 30)", () => {
+  it("bare Llama 3 JSON after a sentence, where a known tool name opens it (vLLM test_extract_tool_calls_simple)", () => {
+    const text = 'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like more?';
+    const out = chunked(text, { toolNames: ["getOpenIncidentsTool"] });
+    expect(out.calls.map((call) => call.name)).toEqual(["getOpenIncidentsTool"]);
+    expect(out.text).toBe("Here is the result:  Would you like more?");
+    // Without names, today's rule: read at the message start only.
+    expect(run([text]).calls).toEqual([]);
+    // An object naming another tool, or no tool, is text.
+    expect(chunked('See {"name": "other", "parameters": {}} and {"a": 1}.', { toolNames: ["getOpenIncidentsTool"] }).text).toBe('See {"name": "other", "parameters": {}} and {"a": 1}.');
+  });
+
+  it("a pythonic list after a sentence, where a known tool name opens it (SGLang test_parse_streaming_complete_tool_call)", () => {
+    const text = "Here's a tool call: [get_weather(location='New York', unit='celsius')]";
+    const out = chunked(text, { toolNames: ["get_weather"] });
+    expect(out.calls.map((call) => [call.name, args(call)])).toEqual([["get_weather", { location: "New York", unit: "celsius" }]]);
+    expect(out.text).toBe("Here's a tool call: ");
+    expect(run([text]).calls).toEqual([]);
+    expect(chunked("See [1] and [other(x=1)] and [get_weather].", { toolNames: ["get_weather"] }).text).toBe("See [1] and [other(x=1)] and [get_weather].");
+  });
+});
+
+describe("bounds", () => {
+  it("a call's argument text past MAX_HELD_CALL is opened and streams; it can then only be truncated", () => {
+    const big = "x".repeat(MAX_HELD_CALL + 10);
+    const out = run(['<tool_call>{"name": "f", "arguments": {"a": "', big, '"}}</tool_call>']);
+    expect(out.calls.map((call) => [call.name, call.complete, call.argumentText.length])).toEqual([["f", true, big.length + 9]]);
+    const broken = run(['<tool_call>{"name": "f", "arguments": {"a": "', big]);
+    expect(broken.calls.map((call) => [call.name, call.complete, call.cause])).toEqual([["f", false, "stream_ended"]]);
+  });
+
+  it("extractTextCalls takes the cut flag: a call still open is text at a normal stop, not complete when cut", () => {
+    const text = '<tool_call>{"name": "f", "arguments": {"a": 1';
+    expect(extractTextCalls(text).calls).toEqual([]);
+    expect(extractTextCalls(text, "auto", "stream_ended", true).calls).toMatchObject([{ name: "f", complete: false }]);
+  });
+});

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isToolwireError } from "../errors.js";
 import { CliError, EXIT, type CliContext, type CommandModule } from "./context.js";
+import { printable } from "./text.js";
 
 /**
  * Commands load lazily (one module each under ./commands) so that `toolwire replay` does not pay
@@ -79,7 +80,7 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   }
   const command = await loadCommand(name);
   if (!command) {
-    ctx.err(`toolwire: unknown ${name.startsWith("-") ? "option" : "command"} '${name}'. Run 'toolwire --help' for the list.\n`);
+    ctx.err(`toolwire: unknown ${name.startsWith("-") ? "option" : "command"} '${printable(name)}'. Run 'toolwire --help' for the list.\n`);
     return EXIT.usage;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
@@ -90,12 +91,12 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     return await command.run(rest, ctx);
   } catch (error) {
     if (error instanceof CliError) {
-      ctx.err(`toolwire ${name}: ${error.message}\n`);
+      ctx.err(`toolwire ${name}: ${printable(error.message)}\n`);
       return error.exitCode;
     }
     // toolwire's own typed errors are about the input (e.g. too_deep): an input error, one line.
     if (isToolwireError(error)) {
-      ctx.err(`toolwire ${name}: ${error.message} (${error.code})\n`);
+      ctx.err(`toolwire ${name}: ${printable(error.message)} (${error.code})\n`);
       return EXIT.input;
     }
     throw error;

@@ -1,9 +1,8 @@
 import { relative } from "node:path";
-import { parseArgs } from "node:util";
 import { startReplayServer, type ReplayRequestLog, type ReplayServer, type ReplayStream } from "../../node/replay-server.js";
 import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
-import { supportedProviders } from "../../providers/registry.js";
-import { isProviderName, type ProviderName } from "../../types.js";
+import type { ProviderName } from "../../types.js";
+import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../context.js";
 import { collectInputFiles, inputError, loadRecording } from "../input.js";
 
@@ -47,22 +46,13 @@ interface ServeArgs {
 }
 
 function parse(args: string[]): ServeArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" } } });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
+  const { values, positionals } = parseCommandArgs("serve", args, { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" } });
+  if (positionals.length === 0) throw usageError("serve", "no file given");
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${values.port}'`, EXIT.usage);
   const pace = values.pace === undefined ? undefined : Number(values.pace);
   if (pace !== undefined && (!Number.isFinite(pace) || pace < 0)) throw new CliError(`--pace must be a non-negative number, got '${values.pace}'`, EXIT.usage);
-  if (values.provider !== undefined && !isProviderName(values.provider)) {
-    throw new CliError(`unknown provider '${values.provider}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
-  }
-  return { paths: positionals, port, pace, provider: values.provider as ProviderName | undefined };
+  return { paths: positionals, port, pace, provider: providerOption(values.provider) };
 }
 
 /** The recorded streams of the given paths, keyed by file (relative to the folder it was found in) and sequence. */

@@ -39,9 +39,13 @@ async function loadCommand(name: string): Promise<CommandModule | null> {
   return (await COMMANDS[name as CommandName]()) as CommandModule;
 }
 
-/** toolwire's version, from the package.json above this module (source, tsc build or bundle). */
-export function packageVersion(from: string = dirname(fileURLToPath(import.meta.url))): string {
-  let dir = from;
+/** Set by `npm run build:binary` (esbuild `define`): a single executable has no package.json beside it. */
+declare const __TOOLWIRE_VERSION__: string | undefined;
+
+/** toolwire's version, from the package.json above this module (source, tsc build or bundle), or the one built into a single executable. */
+export function packageVersion(from?: string): string {
+  if (from === undefined && typeof __TOOLWIRE_VERSION__ === "string") return __TOOLWIRE_VERSION__;
+  let dir = from ?? dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(dir, "package.json");
     if (existsSync(candidate)) {

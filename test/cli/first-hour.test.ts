@@ -260,6 +260,16 @@ describe("text-call recordings and draft expectations", () => {
     expect(turn.toolCalls[0]).toMatchObject({ name: "write_file", error: { code: "truncated" } });
   });
 
+  it("without the header, replay hints at --text-calls where the text holds calls", async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "bare.ndjson"), readFileSync(join(TESTDATA, HERMES), "utf8").replace(/^# textCalls:.*\n/m, ""));
+    const { code, err } = await cli(["replay", "bare.ndjson"], { cwd: dir });
+    expect(code).toBe(EXIT.ok);
+    expect(err).toBe("toolwire replay: 1 stream without tool calls holds calls written in the text (first: 'bare.ndjson'): replay with --text-calls auto to read them.\n");
+    const plain = await cli(["replay", `testdata/${CHAT}`]);
+    expect(plain.err).toBe("");
+  });
+
   it("expect and conformance honour the header too", async () => {
     const dir = scratch();
     copyFileSync(join(TESTDATA, HERMES), join(dir, "hermes.ndjson"));

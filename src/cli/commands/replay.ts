@@ -93,6 +93,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const replayed: ReplayedFile[] = [];
   /** Streams a forced provider understood nothing of, with the provider they look like. */
   const misread: Array<{ where: string; lookalike: ProviderName }> = [];
+  /** Streams without calls whose text holds calls that --text-calls auto would read. */
+  const textCallHints: string[] = [];
   let matched = 0;
   for (const file of files) {
     const loaded = await loadRecording(file);
@@ -113,6 +115,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         const lookalike = lookalikeProvider(turn, stream.events, provider);
         if (lookalike) misread.push({ where, lookalike });
       }
+      if (fileTextCalls === undefined && turn.toolCalls.length === 0 && turn.text !== "") {
+        // Only streams that decoded text and no call pay for a second decoding.
+        const withTextCalls = replayEvents(stream, { provider: turn.provider, textCalls: "auto" });
+        if (withTextCalls.toolCalls.length > 0) textCallHints.push(where);
+      }
       turns.push(turn);
       if (values.json) ctx.out(JSON.stringify(toReplayJson(turn)) + "\n");
     }
@@ -122,6 +129,9 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     throw new CliError(`no stream named '${values.sequence}' in ${files.length} file(s)`, EXIT.input);
   }
   if (!values.json) ctx.out(renderReport(replayed, { verbose: values.verbose, columns: ctx.columns ?? Number.POSITIVE_INFINITY, rows: ctx.rows ?? 40 }));
+  if (textCallHints.length > 0) {
+    ctx.err(`toolwire replay: ${plural(textCallHints.length, "stream")} without tool calls ${textCallHints.length === 1 ? "holds calls" : "hold calls"} written in the text (first: ${textCallHints[0]}): replay with --text-calls auto to read them.\n`);
+  }
   if (provider && misread.length > 0) {
     ctx.err(`toolwire replay: ${misreadLine(provider, misread, matched)}\n`);
     return EXIT.input;

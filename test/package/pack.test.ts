@@ -144,6 +144,15 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     expect(shipped).toEqual(expect.arrayContaining(["docs/install.md", "docs/cli.md", "docs/proxy.md"]));
     expect(shipped).toContain("dist/cjs/package.json");
   });
+
+  it("npm publish --dry-run is clean (but for the login it cannot have here)", async () => {
+    // The build is the one `npm pack` just made: --ignore-scripts does not build again.
+    const result = await runAsync("npm", ["publish", "--dry-run", "--ignore-scripts"], ROOT);
+    expect(result.status, result.stderr).toBe(0);
+    const warnings = `${result.stdout}\n${result.stderr}`.split("\n").filter((line) => /\b(warn|WARN|ERR!?)\b/.test(line) && !/requires you to be logged in/.test(line));
+    expect(warnings).toEqual([]);
+    expect(result.stderr).toMatch(/docs\/install\.md/);
+  });
 });
 
 /** The fenced js blocks of a docs page marked `<!-- run -->` (or `<!-- run: needs a b -->`: packages to link first). */
@@ -180,7 +189,7 @@ describe("the docs' snippets, run in the installed project against the installed
     serve?.kill();
   });
 
-  const snippets = ["docs/install.md", "docs/cli.md"].flatMap((page) => runnableSnippets(page).map((snippet, i) => ({ name: `${page} #${i + 1}`, ...snippet })));
+  const snippets = ["README.md", "docs/install.md", "docs/cli.md"].flatMap((page) => runnableSnippets(page).map((snippet, i) => ({ name: `${page} #${i + 1}`, ...snippet })));
 
   it("finds the marked snippets", () => {
     expect(snippets.length).toBeGreaterThanOrEqual(3);

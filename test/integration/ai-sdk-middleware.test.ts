@@ -2,6 +2,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, streamText, tool, wrapLanguageModel } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +25,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolwire-ai-sdk-mw-"));
   copyFileSync(join(TESTDATA, "openai-chat/handwritten__openai-length-mid-call.ndjson"), join(dir, "cut.ndjson"));
   copyFileSync(join(TESTDATA, "openai-chat/handwritten__groq-several-calls-one-delta.ndjson"), join(dir, "groq.ndjson"));
+  copyFileSync(join(TESTDATA, "gemini/handwritten__streamed_args_edge_cases.ndjson"), join(dir, "gemini.ndjson"));
   writeFileSync(
     join(dir, "claude.ndjson"),
     serializeRecords([
@@ -52,9 +54,14 @@ const TOOLS = {
   get_weather: tool({ inputSchema: anyArgs, execute: async () => "sunny" }),
   get_time: tool({ inputSchema: anyArgs, execute: async () => "noon" }),
   make_file: tool({ inputSchema: anyArgs, execute: async () => "made" }),
+  list_dir: tool({ inputSchema: anyArgs, execute: async () => "a.txt" }),
 };
 
-type Model = ReturnType<ReturnType<typeof createOpenAI>["chat"]> | ReturnType<ReturnType<typeof createAnthropic>>;
+type Model = ReturnType<ReturnType<typeof createOpenAI>["chat"]> | ReturnType<ReturnType<typeof createAnthropic>> | ReturnType<ReturnType<typeof createGoogleGenerativeAI>>;
+
+function gemini(stream: string): Model {
+  return createGoogleGenerativeAI({ apiKey: "test", baseURL: `${server.url}/v1beta`, headers: { "x-toolwire-stream": stream } })("gemini-test");
+}
 
 function chat(stream: string): Model {
   return createOpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, headers: { "x-toolwire-stream": stream } }).chat("gpt-test");
@@ -124,6 +131,15 @@ describe("toolwireMiddleware with the real AI SDK", () => {
     const wrapped = (await parts(wrapLanguageModel({ model: chat("groq"), middleware: toolwireMiddleware() }))).filter((part) => part.type === "tool-call").map((part) => [part.toolName, part.input]);
     expect(plain.length).toBeGreaterThan(1);
     expect(wrapped).toEqual(plain);
+  });
+
+  it("Gemini (@ai-sdk/google): the call cut by MAX_TOKENS is a tool-error, the whole one before it a valid call", async () => {
+    const seen = await parts(wrapLanguageModel({ model: gemini("max-tokens"), middleware: toolwireMiddleware() }));
+    // (The AI SDK runs no tool of a step that stopped at the length limit.)
+    expect(seen.filter((part) => part.type === "tool-call" && part.invalid !== true).map((part) => [part.toolName, part.input])).toEqual([["list_dir", { path: "." }]]);
+    const errors = seen.filter((part) => part.type === "tool-error");
+    expect(errors.map((part) => part.toolName)).toEqual(["write_file"]);
+    expect(String(errors[0]?.error)).toContain("toolwire: truncated");
   });
 
   it("raw chunks are passed on only when the caller asked for them", async () => {

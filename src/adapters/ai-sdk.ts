@@ -1,6 +1,6 @@
 import { createDecoder } from "../providers/registry.js";
 import { repairWholeResponse } from "../reencode/whole.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
+import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 
 /**
  * A language-model middleware for the Vercel AI SDK (`wrapLanguageModel({ model, middleware:
@@ -19,7 +19,10 @@ import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall
  *   rawArguments}`.
  *
  * The decoding reads the raw chunks the AI SDK's provider already parsed (`includeRawChunks`, asked
- * for by the middleware; they are passed on only when the caller asked for them too). Non-streamed
+ * for by the middleware; they are passed on only when the caller asked for them too). A call goes
+ * on as soon as toolwire has finalized it (after the provider's parts of the chunk that closed it,
+ * whose `providerMetadata`, e.g. Gemini's thought signature, it keeps), so tools can start while
+ * the model writes; a model that sends no raw chunks has its own calls passed on unchanged. Non-streamed
  * calls (`generateText`) are repaired from the raw response body with `repairWholeResponse`.
  * Provider-executed calls, text, reasoning and every other part pass through untouched. A model
  * whose protocol toolwire cannot tell from `model.provider` (see `aiSdkProviderOf`) passes through
@@ -187,27 +190,59 @@ export function toolwireMiddleware(options: ToolwireMiddlewareOptions = {}): Too
       if (provider === null) return result;
       const passRaw = !hideRaw.has(params);
       const decoder = createDecoder(provider, options.decoder ?? {});
+      /** The provider's own client tool-call parts, not yet paired with one of toolwire's calls. */
       const held: StreamPart[] = [];
+      /** toolwire's calls, final, waiting for the provider's parts of the same chunk (they follow its raw part). */
+      const pending: ToolCall[] = [];
+      /** The tool-call ids already sent on: a provider part arriving later for one of them is dropped. */
+      const sent = new Set<string>();
+      const take = (events: readonly CodecEvent[]): DecodedTurn | null => {
+        let turn: DecodedTurn | null = null;
+        for (const event of events) {
+          if (event.type === "tool_call_end" && event.call.kind !== "server") pending.push(event.call);
+          else if (event.type === "finish") turn = event.turn;
+        }
+        return turn;
+      };
+      /** Sends the pending calls, each with the provider's part of the same id, else of the same name in order. */
+      const release = (controller: TransformStreamDefaultController<StreamPart>): void => {
+        for (const call of pending.splice(0)) {
+          let index = held.findIndex((part) => part.toolCallId === callId(call) || part.toolCallId === call.id);
+          if (index === -1) index = held.findIndex((part) => part.toolName === call.name);
+          const original = index === -1 ? undefined : held.splice(index, 1)[0];
+          const part = callPart(call, original);
+          sent.add(part.toolCallId as string);
+          controller.enqueue(part);
+        }
+      };
       let settled = false;
+      let sawRaw = false;
       const settle = (controller: TransformStreamDefaultController<StreamPart>): void => {
         if (settled) return;
         settled = true;
-        const turn = decoder.finish();
-        options.onTurn?.(turn, { provider });
-        const calls = turn.toolCalls;
-        const paired = pairParts(calls, held);
-        calls.forEach((call, i) => controller.enqueue(callPart(call, paired[i])));
+        // A provider that sends no raw chunks leaves toolwire nothing to read: its own calls go on as they were.
+        if (!sawRaw) {
+          for (const part of held.splice(0)) controller.enqueue(part);
+          return;
+        }
+        release(controller);
+        const turn = take(decoder.end());
+        release(controller);
+        if (turn) options.onTurn?.(turn, { provider });
       };
       const stream = (result.stream as ReadableStream<StreamPart>).pipeThrough(
         new TransformStream<StreamPart, StreamPart>({
           transform(part, controller) {
             if (part.type === "raw") {
-              decoder.push(eventOf(provider, part.rawValue));
+              // The previous chunk's parts have all arrived: its final calls can go now.
+              sawRaw = true;
+              release(controller);
+              take(decoder.push(eventOf(provider, part.rawValue)));
               if (passRaw) controller.enqueue(part);
               return;
             }
             if (part.type === "tool-call" && part.providerExecuted !== true) {
-              held.push(part);
+              if (!sent.has(part.toolCallId as string)) held.push(part);
               return;
             }
             if (part.type === "finish") settle(controller);

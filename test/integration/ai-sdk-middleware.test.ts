@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, jsonSchema, streamText, tool, wrapLanguageModel } from "ai";
+import { generateText, jsonSchema, simulateReadableStream, streamText, tool, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3, MockLanguageModelV4 } from "ai/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aiSdkProviderOf, toolwireMiddleware } from "../../src/adapters/ai-sdk.js";
 import { startServe } from "../../src/cli/commands/serve.js";
@@ -157,5 +158,39 @@ describe("toolwireMiddleware with the real AI SDK", () => {
     const errors = content.filter((part) => part.type === "tool-error");
     expect(errors).toHaveLength(1);
     expect(String(errors[0]?.error)).toContain("toolwire: truncated");
+  });
+
+  /** A model that streams these parts, the raw chunks only when asked for them (as the AI SDK's providers do). */
+  function mockStream(Model: typeof MockLanguageModelV3 | typeof MockLanguageModelV4, raw: unknown[], parts: Array<Record<string, unknown>>, sendsRaw = true) {
+    return new Model({
+      provider: "openai.chat",
+      modelId: "mock",
+      doStream: async (options: { includeRawChunks?: boolean }) => ({
+        stream: simulateReadableStream({
+          chunks: [...(sendsRaw && options.includeRawChunks ? raw.map((rawValue) => ({ type: "raw", rawValue })) : []), ...parts] as never[],
+        }),
+      }),
+    } as never);
+  }
+
+  const CHUNKS = [
+    { id: "c", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path": "a.txt"' } }] } }] },
+    { id: "c", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+  ];
+  const FINISH = { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } } };
+
+  it("a model that sends no raw chunks passes its own calls through unchanged", async () => {
+    const model = mockStream(MockLanguageModelV4, CHUNKS, [{ type: "tool-call", toolCallId: "call_1", toolName: "read_file", input: '{"path":"own.txt"}' }, FINISH], false);
+    const seen = await parts(wrapLanguageModel({ model, middleware: toolwireMiddleware() }));
+    expect(seen.filter((part) => part.type === "tool-call").map((part) => part.input)).toEqual([{ path: "own.txt" }]);
+  });
+
+  it("works with a LanguageModelV3 (AI SDK 6 providers) too: the missing brace is repaired and reported", async () => {
+    const model = mockStream(MockLanguageModelV3, CHUNKS, [FINISH]);
+    const seen = await parts(wrapLanguageModel({ model, middleware: toolwireMiddleware() }));
+    const call = seen.find((part) => part.type === "tool-call") as { input?: unknown; providerMetadata?: { toolwire?: { repairs?: string[] } } } | undefined;
+    expect(call?.input).toEqual({ path: "a.txt" });
+    expect(call?.providerMetadata?.toolwire?.repairs).toEqual(["missing_closing_brace"]);
+    expect(seen.filter((part) => part.type === "tool-result").map((part) => part.output)).toEqual(['read {"path":"a.txt"}']);
   });
 });

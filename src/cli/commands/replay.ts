@@ -28,8 +28,8 @@ findings.
   --verbose      every stream and call, however long
   --json         one JSON object per stream (the replay contract of docs/design.md)
   --text-calls X also read tool calls written into the text: auto, or syntax names separated
-                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")}); default: what the file's
-                 '# textCalls: <json>' header line names, else off
+                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")}); off: never;
+                 default: what the file's '# textCalls: <json>' header line names, else off
 
 Lines are cut to the terminal's width on a terminal, and whole when the output is not one.
 
@@ -46,13 +46,15 @@ interface ReplayedFile {
   turns: DecodedTurn[];
 }
 
-function parseTextCalls(value: string | undefined): TextCallSetting | undefined {
+/** `--text-calls`: undefined when not given (the file's header decides), null for `off` (not even the header's). */
+function parseTextCalls(value: string | undefined): TextCallSetting | null | undefined {
   if (value === undefined) return undefined;
+  if (value === "off") return null;
   if (value === "auto") return "auto";
   const names = value.split(",").map((name) => name.trim()).filter((name) => name.length > 0);
   const unknown = names.filter((name) => !isTextCallSyntaxName(name));
   if (names.length === 0 || unknown.length > 0) {
-    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
+    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto, off or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
   }
   return names as TextCallSyntaxName[];
 }
@@ -98,7 +100,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   let matched = 0;
   for (const file of files) {
     const loaded = await loadRecording(file);
-    const fileTextCalls = textCalls ?? loaded.textCalls;
+    const fileTextCalls = textCalls === null ? undefined : (textCalls ?? loaded.textCalls);
     const turns: DecodedTurn[] = [];
     for (const stream of loaded.streams) {
       if (values.sequence !== undefined && stream.sequence !== values.sequence) continue;
@@ -115,7 +117,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         const lookalike = lookalikeProvider(turn, stream.events, provider);
         if (lookalike) misread.push({ where, lookalike });
       }
-      if (fileTextCalls === undefined && turn.toolCalls.length === 0 && turn.text !== "") {
+      if (textCalls === undefined && fileTextCalls === undefined && turn.toolCalls.length === 0 && turn.text !== "") {
         // Only streams that decoded text and no call pay for a second decoding.
         const withTextCalls = replayEvents(stream, { provider: turn.provider, textCalls: "auto" });
         if (withTextCalls.toolCalls.length > 0) textCallHints.push(where);

@@ -141,7 +141,7 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     expect(shipped.filter((file) => file.endsWith(".map"))).toEqual([]);
     // Issue 29: docs/ ships (the README links into it).
     expect(shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/") && !file.startsWith("docs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
-    expect(shipped).toEqual(expect.arrayContaining(["docs/install.md", "docs/cli.md", "docs/proxy.md"]));
+    expect(shipped).toEqual(expect.arrayContaining(["docs/install.md", "docs/cli.md", "docs/ai-sdk.md", "docs/proxy.md"]));
     expect(shipped).toContain("dist/cjs/package.json");
   });
 
@@ -189,7 +189,7 @@ describe("the docs' snippets, run in the installed project against the installed
     serve?.kill();
   });
 
-  const snippets = ["README.md", "docs/install.md", "docs/cli.md"].flatMap((page) => runnableSnippets(page).map((snippet, i) => ({ name: `${page} #${i + 1}`, ...snippet })));
+  const snippets = ["README.md", "docs/install.md", "docs/cli.md", "docs/ai-sdk.md"].flatMap((page) => runnableSnippets(page).map((snippet, i) => ({ name: `${page} #${i + 1}`, ...snippet })));
 
   it("finds the marked snippets", () => {
     expect(snippets.length).toBeGreaterThanOrEqual(3);

@@ -28,10 +28,11 @@ export const EXIT_CODES_HELP = `Exit codes (every command):
   0  success
   1  the command found what it checks for (history faults, schema problems, conformance
      differences, new fuzz findings)
-  2  usage error: unknown command, flag, provider, format or target
+  2  usage error: unknown command, flag, provider, format or target (one line; see <command> --help)
   3  input error: a path that is missing, unreadable, a directory where a file is needed, or
-     empty (no recorded stream in it); an unrecognized or malformed format; a provider not
-     recognizable from the payloads; input refused with a typed error (e.g. too_deep)
+     empty (no recorded stream in it); larger than toolwire reads (256 MiB, TOOLWIRE_MAX_INPUT_MIB);
+     an unrecognized or malformed format; a provider or format not recognizable from the input;
+     input refused with a typed error (e.g. too_deep)
   70 internal error: a bug in toolwire (TOOLWIRE_DEBUG=1 prints its stack; please report it)`;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {

@@ -46,6 +46,7 @@ export interface ToolwireCallMetadata {
   rawArguments: string;
 }
 
+/** Options of `toolwireMiddleware`: the protocol when the model's provider name does not tell, decoder options, a turn hook. */
 export interface ToolwireMiddlewareOptions {
   /** The wire protocol, when `model.provider` does not tell (e.g. a community provider). */
   provider?: ProviderName;

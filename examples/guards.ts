@@ -33,10 +33,16 @@ export async function main(turn: DecodedTurn, schemas: Record<string, Schema>, r
       results.push({ id: call.id, content: before.message ?? "blocked" });
       continue;
     }
-    guard.success(call.name);
     const outcome = await runTool(call.name, checked.value as Record<string, unknown>);
     if (outcome.target !== undefined) ledger.record({ tool: call.name, target: outcome.target, ok: outcome.ok, error: outcome.error, callId: call.id });
-    results.push({ id: call.id, content: outcome.output });
+    if (outcome.ok) {
+      guard.success(call.name); // only a call that worked resets the tool's failure count
+      results.push({ id: call.id, content: outcome.output });
+      continue;
+    }
+    const decision = guard.failure(call.name, outcome.error ?? outcome.output); // a tool error counts too
+    results.push({ id: call.id, content: decision.action === "continue" ? outcome.output : decision.message });
+    stop ||= decision.trip;
   }
   // "Files NOT modified this turn (…): - src/b.ts (write_file: permission denied)", or null.
   const footer = ledger.footer();

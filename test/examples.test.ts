@@ -209,6 +209,21 @@ describe("README example: guards", () => {
     expect(results[2]?.content).not.toBe("run 3");
   });
 
+  it("a tool error reaches the breaker: it counts as a failure, escalates at 3 and trips at 5 (issue 29)", async () => {
+    const calls = Array.from({ length: 5 }, (_, i) => ["write_file", JSON.stringify({ path: `src/${i}.ts`, text: "x" })] as [string, string]);
+    const failing = async (_name: string, args: Record<string, unknown>): Promise<ToolOutcome> => ({ output: "permission denied", ok: false, target: String(args.path), error: "permission denied" });
+    const { results, stop, guard } = await guardsExample(turnOf(calls), schemas, failing);
+    expect(guard.failures("write_file")).toBe(5);
+    expect(results[0]?.content).toBe("permission denied");
+    expect(results[2]?.content).toContain("permission denied");
+    expect(results[2]?.content).toContain("A valid call");
+    expect(results[4]?.content).toContain("STOP: 'write_file' has failed 5 times");
+    expect(stop).toBe(true);
+    // A call that works resets the count.
+    const mixed = await guardsExample(turnOf([calls[0]!, calls[1]!]), schemas, async (name, args) => (args.path === "src/1.ts" ? { output: "ok", ok: true, target: "src/1.ts" } : failing(name, args)));
+    expect(mixed.guard.failures("write_file")).toBe(0);
+  });
+
   it("trips after five identical failures", async () => {
     const bad = '{"lines": "forty"}';
     const { results, stop } = await guardsExample(turnOf(Array.from({ length: 5 }, () => ["read_file", bad] as [string, string])), schemas, async () => ({ output: "", ok: true }));

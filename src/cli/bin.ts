@@ -16,6 +16,7 @@ const ctx: CliContext = {
   cwd: process.cwd(),
   ...(process.stdout.isTTY ? { columns: process.stdout.columns, rows: process.stdout.rows } : {}),
   isTTY: process.stderr.isTTY === true,
+  stdin: process.stdin,
 };
 
 main(process.argv.slice(2), ctx).then(

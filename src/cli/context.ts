@@ -6,12 +6,14 @@ export interface CliContext {
   out(text: string): void;
   err(text: string): void;
   cwd: string;
-  /** Terminal width for reports; 80 when absent (not a terminal). */
+  /** Terminal width for reports; absent when stdout is not a terminal (then lines are never cut). */
   columns?: number;
   /** Terminal height: a report longer than this is summarized; 40 when absent. */
   rows?: number;
   /** Whether stderr is a terminal (progress lines are printed only there). */
   isTTY?: boolean;
+  /** Standard input, for the path `-` (import, replay). */
+  stdin?: AsyncIterable<Uint8Array | string>;
 }
 
 /** Exit codes, documented in the README's CLI reference. */

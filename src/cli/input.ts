@@ -1,7 +1,11 @@
-import { readFile, readdir, stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
 import { basename, relative, resolve, join, sep } from "node:path";
-import { parseRecords, RecordFormatError, type RecordedStream } from "../framing/records.js";
+import { RecordFormatError, RecordsParser, type RecordedStream } from "../framing/records.js";
 import { ImportError, importRecording, type ImportOptions } from "../import/index.js";
+import type { TextCallSetting } from "../text-calls/options.js";
+import { isTextCallSyntaxName } from "../text-calls/syntaxes.js";
+import { STDIN } from "./args.js";
 import { CliError, EXIT } from "./context.js";
 
 /**
@@ -24,6 +28,36 @@ export interface InputFile {
   shown: string;
   /** The directory it was found under (the file's own folder when it was named directly). */
   root: string;
+  /** Standard input (the path `-`): read from here, not from `path`. */
+  stdin?: AsyncIterable<Uint8Array | string>;
+}
+
+/** What a file is read from: a path, or standard input. */
+export type InputSource = Pick<InputFile, "path" | "shown" | "stdin">;
+
+/**
+ * The largest input toolwire reads (256 MiB, or TOOLWIRE_MAX_INPUT_MIB): a larger file is an input
+ * error (exit 3) rather than an out-of-memory crash or V8's string limit (about 512 MiB).
+ */
+export function maxInputBytes(): number {
+  const mib = Number(process.env.TOOLWIRE_MAX_INPUT_MIB);
+  return (Number.isFinite(mib) && mib > 0 ? mib : 256) * 1024 * 1024;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
+}
+
+function tooLarge(shown: string, size: number | null): CliError {
+  const limit = maxInputBytes();
+  const what = size === null ? `more than ${mib(limit)}` : `${mib(size)}`;
+  return inputError(shown, `the input is ${what}, more than toolwire reads (${mib(limit)}; set TOOLWIRE_MAX_INPUT_MIB to raise the limit, or split the recording)`);
+}
+
+/** Standard input as the file `-`, shown as `(stdin)`. */
+export function stdinFile(stdin: AsyncIterable<Uint8Array | string> | undefined, cwd: string): InputFile {
+  if (!stdin) throw new CliError("'-' (standard input) is not available here", EXIT.usage);
+  return { path: STDIN, shown: "(stdin)", root: cwd, stdin };
 }
 
 /** The reason an errno gives, in words, without the path Node puts in its message. */
@@ -68,9 +102,13 @@ function shownPath(path: string, cwd: string): string {
  * The files the given paths name: files as given (any recording format), directories searched
  * for `*.ndjson` (sorted), without the SKIPPED_FOLDERS unless the path itself is one of them.
  */
-export async function collectInputFiles(paths: readonly string[], cwd: string): Promise<InputFile[]> {
+export async function collectInputFiles(paths: readonly string[], cwd: string, stdin?: AsyncIterable<Uint8Array | string>): Promise<InputFile[]> {
   const files: InputFile[] = [];
   for (const path of paths) {
+    if (path === STDIN) {
+      files.push(stdinFile(stdin, cwd));
+      continue;
+    }
     const absolute = resolve(cwd, path);
     let info;
     try {
@@ -98,13 +136,65 @@ export async function collectInputFiles(paths: readonly string[], cwd: string): 
   return files;
 }
 
-/** The bytes of a file, or the input error saying why not. */
-export async function readInputBytes(file: Pick<InputFile, "path" | "shown">): Promise<Uint8Array> {
+/** The chunks of a file or of standard input, as bytes, with the size limit applied as they come. */
+async function* chunksOf(file: InputSource): AsyncGenerator<Uint8Array> {
+  const limit = maxInputBytes();
+  let source: AsyncIterable<Uint8Array | string>;
+  if (file.stdin) {
+    source = file.stdin;
+  } else {
+    let info;
+    try {
+      info = await stat(file.path);
+    } catch (error) {
+      throw readError(file.shown, error);
+    }
+    if (info.isDirectory()) throw readError(file.shown, Object.assign(new Error("EISDIR"), { code: "EISDIR" }));
+    if (info.size > limit) throw tooLarge(file.shown, info.size);
+    source = createReadStream(file.path, { highWaterMark: 1024 * 1024 });
+  }
+  let size = 0;
   try {
-    return new Uint8Array(await readFile(file.path));
+    for await (const chunk of source) {
+      const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+      size += bytes.length;
+      if (size > limit) throw tooLarge(file.shown, file.stdin ? null : size);
+      yield bytes;
+    }
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw readError(file.shown, error);
   }
+}
+
+/** The bytes of a file (or standard input), or the input error saying why not. */
+export async function readInputBytes(file: InputSource): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of chunksOf(file)) {
+    parts.push(chunk);
+    size += chunk.length;
+  }
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return bytes;
+}
+
+/**
+ * The text of a JSON document the user named (a history, a schema), with the same rules as a
+ * recording: a missing or unreadable file, a too-large one and an empty one are input errors.
+ */
+export async function readInputText(file: InputSource): Promise<string> {
+  const bytes = await readInputBytes(file);
+  const text = new TextDecoder().decode(bytes);
+  if (bytes.length === 0) throw inputError(file.shown, "the file is empty");
+  if (text.trim() === "" || text.trim() === "\uFEFF") throw inputError(file.shown, "the file holds only blank lines");
+  return text;
 }
 
 export interface LoadedRecording {
@@ -112,10 +202,27 @@ export interface LoadedRecording {
   /** The container it was read from: `records` for toolwire NDJSON, else the import format. */
   format: string;
   notes: string[];
+  /** The text-call setting the file's header names (`# textCalls: "auto"`), when it names one. */
+  textCalls?: TextCallSetting;
+}
+
+/** A `# textCalls: <json>` header line's setting: "auto" or a list of syntax names; null when it is not one. */
+export function textCallsHeader(line: string): TextCallSetting | null {
+  const match = /^#\s*textCalls:\s*(.+?)\s*$/.exec(line);
+  if (!match) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(match[1] as string);
+  } catch {
+    return null;
+  }
+  if (value === "auto") return "auto";
+  if (Array.isArray(value) && value.length > 0 && value.every((name) => typeof name === "string" && isTextCallSyntaxName(name))) return value as TextCallSetting;
+  return null;
 }
 
 /** The bytes of a file that holds something: no bytes, or only blank and `#` lines, is empty input. */
-async function readNonEmpty(file: Pick<InputFile, "path" | "shown">): Promise<Uint8Array> {
+async function readNonEmpty(file: InputSource): Promise<Uint8Array> {
   const bytes = await readInputBytes(file);
   if (bytes.length === 0) throw inputError(file.shown, "the file is empty: no recorded stream in it");
   // Only short files can be blank in practice; a long one is scanned only up to its first content line.
@@ -139,14 +246,14 @@ function isBlank(text: string): boolean {
  * reads (converted on the fly, gzip included). Empty input (no bytes, only blank or comment
  * lines, or no event in any stream) is an input error like an unreadable file.
  */
-export async function loadRecording(file: Pick<InputFile, "path" | "shown">): Promise<LoadedRecording> {
-  const bytes = await readNonEmpty(file);
+export async function loadRecording(file: InputSource): Promise<LoadedRecording> {
   let loaded: LoadedRecording;
   try {
-    if (file.path.endsWith(".ndjson")) {
-      loaded = { streams: parseRecords(new TextDecoder().decode(bytes)), format: "records", notes: [] };
+    if (file.path.endsWith(".ndjson") && !file.stdin) {
+      loaded = await readRecordsFile(file);
     } else {
-      loaded = await importRecording(basename(file.path), bytes);
+      const bytes = await readNonEmpty(file);
+      loaded = await importRecording(file.stdin ? "stdin" : basename(file.path), bytes);
     }
   } catch (error) {
     if (error instanceof CliError) throw error;
@@ -158,16 +265,51 @@ export async function loadRecording(file: Pick<InputFile, "path" | "shown">): Pr
 }
 
 /** Converts a file with the importer (any format, gzip included), under the same rules as loadRecording. */
-export async function importInput(file: Pick<InputFile, "path" | "shown">, options: ImportOptions = {}): Promise<LoadedRecording> {
+export async function importInput(file: InputSource, options: ImportOptions = {}): Promise<LoadedRecording> {
   const bytes = await readNonEmpty(file);
   let loaded: LoadedRecording;
   try {
-    loaded = await importRecording(basename(file.path), bytes, options);
+    loaded = await importRecording(file.stdin ? "stdin" : basename(file.path), bytes, options);
   } catch (error) {
     if (error instanceof ImportError) throw inputError(file.shown, withoutFilePrefix(error));
     throw error;
   }
   return requireStreams(file, loaded);
+}
+
+/**
+ * A toolwire NDJSON file, read as a stream: line by line into the records parser, never the whole
+ * file as one string (bounded by the size limit; the events themselves are kept). Empty and
+ * blank files are input errors, as for every format.
+ */
+async function readRecordsFile(file: InputSource): Promise<LoadedRecording> {
+  const parser = new RecordsParser();
+  const decoder = new TextDecoder();
+  let textCalls: TextCallSetting | null = null;
+  let rest = "";
+  let bytes = 0;
+  let content = false;
+  const line = (text: string): void => {
+    const trimmed = text.trim();
+    if (trimmed.startsWith("#")) textCalls ??= textCallsHeader(trimmed);
+    else if (trimmed !== "" && trimmed !== "\uFEFF") content = true;
+    parser.line(text);
+  };
+  for await (const chunk of chunksOf(file)) {
+    bytes += chunk.length;
+    const text = rest + decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
+      line(text.slice(start, end));
+      start = end + 1;
+    }
+    rest = text.slice(start);
+  }
+  rest += decoder.decode();
+  if (rest !== "") line(rest);
+  if (bytes === 0) throw inputError(file.shown, "the file is empty: no recorded stream in it");
+  if (!content) throw inputError(file.shown, "the file holds only blank or comment lines: no recorded stream in it");
+  return { streams: parser.finish(), format: "records", notes: [], ...(textCalls !== null ? { textCalls } : {}) };
 }
 
 /** A recording without a single event is empty input. */

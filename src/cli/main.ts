@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isToolwireError } from "../errors.js";
 import { CliError, EXIT, type CliContext, type CommandModule } from "./context.js";
+import { printable } from "./text.js";
 
 /**
  * Commands load lazily (one module each under ./commands) so that `toolwire replay` does not pay
@@ -27,10 +28,11 @@ export const EXIT_CODES_HELP = `Exit codes (every command):
   0  success
   1  the command found what it checks for (history faults, schema problems, conformance
      differences, new fuzz findings)
-  2  usage error: unknown command, flag, provider, format or target
+  2  usage error: unknown command, flag, provider, format or target (one line; see <command> --help)
   3  input error: a path that is missing, unreadable, a directory where a file is needed, or
-     empty (no recorded stream in it); an unrecognized or malformed format; a provider not
-     recognizable from the payloads; input refused with a typed error (e.g. too_deep)
+     empty (no recorded stream in it); larger than toolwire reads (256 MiB, TOOLWIRE_MAX_INPUT_MIB);
+     an unrecognized or malformed format; a provider or format not recognizable from the input;
+     input refused with a typed error (e.g. too_deep)
   70 internal error: a bug in toolwire (TOOLWIRE_DEBUG=1 prints its stack; please report it)`;
 
 async function loadCommand(name: string): Promise<CommandModule | null> {
@@ -38,9 +40,13 @@ async function loadCommand(name: string): Promise<CommandModule | null> {
   return (await COMMANDS[name as CommandName]()) as CommandModule;
 }
 
-/** toolwire's version, from the package.json above this module (source, tsc build or bundle). */
-export function packageVersion(from: string = dirname(fileURLToPath(import.meta.url))): string {
-  let dir = from;
+/** Set by `npm run build:binary` (esbuild `define`): a single executable has no package.json beside it. */
+declare const __TOOLWIRE_VERSION__: string | undefined;
+
+/** toolwire's version, from the package.json above this module (source, tsc build or bundle), or the one built into a single executable. */
+export function packageVersion(from?: string): string {
+  if (from === undefined && typeof __TOOLWIRE_VERSION__ === "string") return __TOOLWIRE_VERSION__;
+  let dir = from ?? dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(dir, "package.json");
     if (existsSync(candidate)) {
@@ -79,7 +85,7 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
   }
   const command = await loadCommand(name);
   if (!command) {
-    ctx.err(`toolwire: unknown ${name.startsWith("-") ? "option" : "command"} '${name}'. Run 'toolwire --help' for the list.\n`);
+    ctx.err(`toolwire: unknown ${name.startsWith("-") ? "option" : "command"} '${printable(name)}'. Run 'toolwire --help' for the list.\n`);
     return EXIT.usage;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
@@ -90,12 +96,12 @@ export async function main(argv: string[], ctx: CliContext): Promise<number> {
     return await command.run(rest, ctx);
   } catch (error) {
     if (error instanceof CliError) {
-      ctx.err(`toolwire ${name}: ${error.message}\n`);
+      ctx.err(`toolwire ${name}: ${printable(error.message)}\n`);
       return error.exitCode;
     }
     // toolwire's own typed errors are about the input (e.g. too_deep): an input error, one line.
     if (isToolwireError(error)) {
-      ctx.err(`toolwire ${name}: ${error.message} (${error.code})\n`);
+      ctx.err(`toolwire ${name}: ${printable(error.message)} (${error.code})\n`);
       return EXIT.input;
     }
     throw error;

@@ -37,6 +37,8 @@ export interface ConformanceRow {
   /** How many streams ended with each status. */
   status: Record<string, number>;
   verdict: Verdict;
+  /** The expectation is still the unreviewed draft `toolwire expect` wrote (its verifiedBy starts with DRAFT). */
+  draft: boolean;
   /** What differs from the expectation (paths and values), or why the row is an error. */
   differences: string[];
 }
@@ -53,6 +55,8 @@ export interface ConformanceSummary {
   differs: number;
   noExpectation: number;
   errors: number;
+  /** Expectations that are unreviewed drafts: agreeing with one says only that nothing changed. */
+  drafts: number;
   providers: Record<string, number>;
 }
 
@@ -104,6 +108,11 @@ export function compareWithExpectation(turns: DecodedTurn[], expectation: Expect
   return jsonDifferences({ streams: expectation.streams }, { streams: turns.map(expectedStreamOf) }, "", differences);
 }
 
+/** An expectation `toolwire expect` wrote that no person has checked yet: verifiedBy still says DRAFT. */
+export function isDraft(expectation: Expectation | null): boolean {
+  return expectation !== null && typeof expectation.verifiedBy === "string" && expectation.verifiedBy.startsWith("DRAFT");
+}
+
 export function conformanceRow(input: ConformanceInput): ConformanceRow {
   const row: ConformanceRow = {
     provider: input.provider ?? input.turns[0]?.provider ?? input.expectation?.provider ?? "?",
@@ -118,6 +127,7 @@ export function conformanceRow(input: ConformanceInput): ConformanceRow {
     repairs: {},
     status: {},
     verdict: "no expectation",
+    draft: isDraft(input.expectation),
     differences: [],
   };
   for (const turn of input.turns) {
@@ -155,9 +165,11 @@ export function summarize(rows: readonly ConformanceRow[]): ConformanceSummary {
     differs: 0,
     noExpectation: 0,
     errors: 0,
+    drafts: 0,
     providers: {},
   };
   for (const row of rows) {
+    if (row.draft) summary.drafts++;
     summary.streams += row.streams;
     summary.calls += row.calls;
     summary.serverCalls += row.serverCalls;
@@ -187,7 +199,8 @@ export function summaryLine(summary: ConformanceSummary): string {
   return (
     `Conformance: ${summary.files} file(s) (${providers}), ${summary.streams} stream(s), ${summary.calls} call(s) ` +
     `(${summary.repaired} repaired, ${summary.truncated} truncated, ${summary.invalid} invalid; ${summary.serverCalls} server call(s)): ` +
-    `${summary.match} match their expectation, ${summary.differs} differ, ${summary.noExpectation} without expectation, ${summary.errors} error(s).`
+    `${summary.match} match their expectation, ${summary.differs} differ, ${summary.noExpectation} without expectation, ${summary.errors} error(s).` +
+    ((summary.drafts ?? 0) > 0 ? ` ${summary.drafts} expectation(s) are unverified DRAFTs: check each against its recording and say how in its verifiedBy.` : "")
   );
 }
 
@@ -199,8 +212,30 @@ function tally(counts: Record<string, number>): string {
 
 const HEADERS = ["provider", "file", "calls", "sources", "repairs", "status", "expectation"] as const;
 
-/** The table: one line per file, then the differences of the files that differ, then the summary line. */
-export function renderTable(rows: readonly ConformanceRow[]): string {
+/** The verdict cell: a match against an unreviewed draft says so. */
+function verdictCell(row: ConformanceRow): string {
+  const verdict = row.verdict === "match" ? "equal" : row.verdict;
+  return row.draft && row.verdict !== "error" ? `${verdict} (DRAFT: unverified)` : verdict;
+}
+
+/** A cell cut from the left to `width` characters, "…" in front: file names differ at their end. */
+function cutLeft(cell: string, width: number): string {
+  const chars = Array.from(cell);
+  return chars.length <= width ? cell : `…${chars.slice(chars.length - Math.max(1, width - 1)).join("")}`;
+}
+
+/** A line cut to `width` characters, "…" at the end. */
+function cutRight(line: string, width: number): string {
+  const chars = Array.from(line);
+  return chars.length <= width ? line : `${chars.slice(0, Math.max(1, width - 1)).join("")}…`;
+}
+
+/**
+ * The table: one line per file, then the differences of the files that differ, then the summary
+ * line. With `width` (a terminal's), the file column is shortened from the left and every other
+ * line cut so that no line is wider; without it, lines are whole.
+ */
+export function renderTable(rows: readonly ConformanceRow[], options: { width?: number } = {}): string {
   const cells = rows.map((row) => [
     row.provider,
     row.file,
@@ -208,9 +243,19 @@ export function renderTable(rows: readonly ConformanceRow[]): string {
     tally(row.sources),
     tally(row.repairs),
     tally(row.status),
-    row.verdict === "match" ? "equal" : row.verdict,
+    verdictCell(row),
   ]);
-  const widths = HEADERS.map((header, i) => Math.max(header.length, ...cells.map((line) => (line[i] as string).length)));
+  let widths = HEADERS.map((header, i) => Math.max(header.length, ...cells.map((line) => (line[i] as string).length)));
+  const width = options.width;
+  if (width !== undefined) {
+    const total = widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
+    const over = total - width;
+    if (over > 0) {
+      const fileWidth = Math.max(HEADERS[1].length, (widths[1] as number) - over);
+      for (const line of cells) line[1] = cutLeft(line[1] as string, fileWidth);
+      widths = HEADERS.map((header, i) => Math.max(header.length, ...cells.map((line) => Array.from(line[i] as string).length)));
+    }
+  }
   const format = (line: readonly string[]): string =>
     line
       .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] as number)))
@@ -226,5 +271,22 @@ export function renderTable(rows: readonly ConformanceRow[]): string {
     }
   }
   lines.push("", summaryLine(summarize(rows)));
-  return lines.join("\n") + "\n";
+  if (width === undefined) return lines.join("\n") + "\n";
+  const fitted = lines.flatMap((line) => (line === summaryLine(summarize(rows)) ? wrapWords(line, width) : [cutRight(line, width)]));
+  return fitted.join("\n") + "\n";
+}
+
+function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === "" ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }

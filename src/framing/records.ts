@@ -55,16 +55,34 @@ function describe(value: unknown): string {
  * RecordFormatError with its line number.
  */
 export function parseRecords(text: string): RecordedStream[] {
-  const streams = new Map<string | null, RecordedStream & { timed: boolean }>();
+  const parser = new RecordsParser();
   // Text that starts with a byte-order mark is still the format.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const lines = body.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const lineNumber = i + 1;
-    const raw = lines[i] as string;
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  for (const line of lines) parser.line(line);
+  return parser.finish();
+}
+
+/**
+ * The line-at-a-time form of {@link parseRecords}, for a file read as a stream: feed each line
+ * (without its `\n`; a trailing `\r` and a leading byte-order mark on the first line are dropped)
+ * and take the streams with `finish()`. Same rules and errors as parseRecords.
+ */
+export class RecordsParser {
+  readonly #streams = new Map<string | null, RecordedStream & { timed: boolean }>();
+  #lineNumber = 0;
+
+  /** Lines fed so far. */
+  get lines(): number {
+    return this.#lineNumber;
+  }
+
+  line(raw: string): void {
+    const lineNumber = ++this.#lineNumber;
+    const unmarked = lineNumber === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    const line = unmarked.endsWith("\r") ? unmarked.slice(0, -1) : unmarked;
     const trimmed = line.trim();
-    if (trimmed === "" || trimmed.startsWith("#")) continue;
+    if (trimmed === "" || trimmed.startsWith("#")) return;
 
     let value: unknown;
     try {
@@ -116,10 +134,10 @@ export function parseRecords(text: string): RecordedStream[] {
       event = { data: value };
     }
 
-    let stream = streams.get(sequence);
+    let stream = this.#streams.get(sequence);
     if (!stream) {
       stream = { sequence, provider, events: [], timed: false };
-      streams.set(sequence, stream);
+      this.#streams.set(sequence, stream);
     }
     if (provider !== null) {
       if (stream.provider === null) {
@@ -139,7 +157,9 @@ export function parseRecords(text: string): RecordedStream[] {
     if (stream.timed) stream.times?.push(t);
   }
 
-  return [...streams.values()].map(({ timed: _timed, ...stream }) => stream);
+  finish(): RecordedStream[] {
+    return [...this.#streams.values()].map(({ timed: _timed, ...stream }) => stream);
+  }
 }
 
 export interface SerializeOptions {

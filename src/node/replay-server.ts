@@ -7,27 +7,37 @@ import { parseRecords } from "../framing/records.js";
 import { detectProvider } from "../providers/detect.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { ToolwireError } from "../errors.js";
+import { replayEvents } from "../replay.js";
+import { assembleWholeResponse } from "./whole-response.js";
 
 /**
  * A loopback HTTP server that plays recorded streams back as the provider would send them, so
  * that the real SDKs, `fetch`, and an agent under test can be pointed at recordings (`baseURL`).
  *
  * Routes (matched on the end of the path, so any base path works):
- *   POST …/messages                               anthropic         SSE, `event:` lines
- *   POST …/chat/completions                       openai-chat       SSE, data lines
- *   POST …/responses                              openai-responses  SSE, `event:` lines
+ *   POST …/messages                               anthropic         SSE, `event:` lines (whole JSON without `stream: true`)
+ *   POST …/chat/completions                       openai-chat       SSE, data lines (whole JSON without `stream: true`)
+ *   POST …/responses                              openai-responses  SSE, `event:` lines (whole JSON without `stream: true`)
  *   POST …/models/<model>:streamGenerateContent   gemini            SSE with `alt=sse`, else one JSON array
+ *   POST …/models/<model>:generateContent         gemini            whole JSON
  *   POST …/model/<id>/converse-stream             bedrock           application/vnd.amazon.eventstream
+ *   POST …/model/<id>/converse                    bedrock           whole JSON
  *   POST …/model/<id>/invoke-with-response-stream anthropic         event stream of base64 `chunk` frames
  *                                                 (Claude on Bedrock: the Messages events, wrapped)
- *   POST …/api/chat                               ollama            NDJSON
+ *   POST …/model/<id>/invoke                      anthropic         whole Messages JSON (Claude on Bedrock)
+ *   POST …/api/chat                               ollama            NDJSON (whole JSON with `stream: false`)
  *   GET  /streams                                 the list of stream keys, as JSON
  *
- * Which stream a request gets: the one named by the `x-toolwire-stream` header or the `stream`
- * query parameter (a key from /streams, a unique suffix of one after a `/` or `#`, or any part of
- * exactly one key; an unknown name gets the closest keys in its 404); otherwise
- * the route's streams in turn, in file order, starting over after the last (round robin per
- * provider). Pacing by the records' `t` (ms since the stream started) is off unless the server's
+ * A non-streamed request gets a whole response: a recorded one (a `whole` entry) where the
+ * chosen entry is one, else the response the recorded stream assembles to, in the provider's
+ * non-streamed shape (`assembleWholeResponse`: arguments as sent, not as repaired).
+ *
+ * Which stream a request gets: the one named by the `x-toolwire-stream` header, the `stream`
+ * query parameter or a path that starts with `/stream/<name>/` (so an SDK's baseURL can name it:
+ * `http://127.0.0.1:PORT/stream/<name>/v1`); a name is a key from /streams, a unique suffix of one
+ * after a `/` or `#`, or any part of exactly one key; an unknown name gets the closest keys in
+ * its 404. Otherwise the route's streams in turn, in file order, starting over after the last
+ * (round robin per provider, streamed and whole requests counted apart). Pacing by the records' `t` (ms since the stream started) is off unless the server's
  * `pace` option, the `x-toolwire-pace` header or the `pace` query parameter gives a factor
  * (1 = as recorded, 0.1 = ten times faster).
  */
@@ -40,6 +50,18 @@ export interface ReplayStream {
   provider: ProviderName;
   events: ProviderEvent[];
   times?: (number | undefined)[];
+  /**
+   * A recorded non-streamed response (no events): served as recorded to non-streamed requests,
+   * and never to a streamed one.
+   */
+  whole?: RecordedWholeResponse;
+}
+
+/** A non-streamed response as recorded: status, content type and the body's text. */
+export interface RecordedWholeResponse {
+  status: number;
+  contentType: string;
+  body: string;
 }
 
 /** Recorded streams that cannot be served: a missing or unreadable path, a file that does not parse (code `replay_load_failed`). */
@@ -142,19 +164,36 @@ export interface ReplayServer {
 interface Route {
   provider: ProviderName;
   wire: "sse" | "json-array" | "eventstream" | "eventstream-chunks" | "ndjson";
-  /** Whether the request must ask for a stream in its JSON body (`stream: true`). */
-  needsStreamFlag: boolean;
+  /**
+   * How the request says whether it wants a stream: `flag`, by `stream: true` in its JSON body
+   * (Ollama: unless `stream: false`); `stream` and `whole`, by the route itself.
+   */
+  mode: "flag" | "stream" | "whole";
 }
 
 function route(path: string, query: URLSearchParams): Route | null {
-  if (path.endsWith("/messages")) return { provider: "anthropic", wire: "sse", needsStreamFlag: true };
-  if (path.endsWith("/chat/completions")) return { provider: "openai-chat", wire: "sse", needsStreamFlag: true };
-  if (path.endsWith("/responses")) return { provider: "openai-responses", wire: "sse", needsStreamFlag: true };
-  if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", wire: query.get("alt") === "sse" ? "sse" : "json-array", needsStreamFlag: false };
-  if (/\/model\/[^/]+\/converse-stream$/.test(path)) return { provider: "bedrock", wire: "eventstream", needsStreamFlag: false };
-  if (/\/model\/[^/]+\/invoke-with-response-stream$/.test(path)) return { provider: "anthropic", wire: "eventstream-chunks", needsStreamFlag: false };
-  if (path.endsWith("/api/chat")) return { provider: "ollama", wire: "ndjson", needsStreamFlag: false };
+  if (path.endsWith("/messages")) return { provider: "anthropic", wire: "sse", mode: "flag" };
+  if (path.endsWith("/chat/completions")) return { provider: "openai-chat", wire: "sse", mode: "flag" };
+  if (path.endsWith("/responses")) return { provider: "openai-responses", wire: "sse", mode: "flag" };
+  if (path.endsWith(":streamGenerateContent")) return { provider: "gemini", wire: query.get("alt") === "sse" ? "sse" : "json-array", mode: "stream" };
+  if (path.endsWith(":generateContent")) return { provider: "gemini", wire: "json-array", mode: "whole" };
+  if (/\/model\/[^/]+\/converse-stream$/.test(path)) return { provider: "bedrock", wire: "eventstream", mode: "stream" };
+  if (/\/model\/[^/]+\/converse$/.test(path)) return { provider: "bedrock", wire: "eventstream", mode: "whole" };
+  if (/\/model\/[^/]+\/invoke-with-response-stream$/.test(path)) return { provider: "anthropic", wire: "eventstream-chunks", mode: "stream" };
+  if (/\/model\/[^/]+\/invoke$/.test(path)) return { provider: "anthropic", wire: "eventstream-chunks", mode: "whole" };
+  if (path.endsWith("/api/chat")) return { provider: "ollama", wire: "ndjson", mode: "flag" };
   return null;
+}
+
+/** The stream a path names: `/stream/<name>/…` (percent-encoded, since keys hold `/` and `#`). */
+export function streamOfPath(path: string): string | null {
+  const match = /^\/stream\/([^/]+)\//.exec(path);
+  if (!match) return null;
+  try {
+    return decodeURIComponent(match[1] as string);
+  } catch {
+    return match[1] as string;
+  }
 }
 
 const CONTENT_TYPES: Record<Route["wire"], string> = {
@@ -292,11 +331,12 @@ async function readBody(req: IncomingMessage, limit = 16 * 1024 * 1024): Promise
  * from the same origin). Returns false for a request it does not handle, leaving `res` untouched.
  */
 export function createReplayHandler(streams: readonly ReplayStream[], options: ReplayHandlerOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const turns = new Map<ProviderName, number>();
+  const turns = new Map<string, number>();
   let requests = 0;
 
-  const pick = (provider: ProviderName, wanted: string | null): ReplayStream | string => {
-    const candidates = streams.filter((stream) => stream.provider === provider);
+  const pick = (provider: ProviderName, wanted: string | null, whole: boolean): ReplayStream | string => {
+    // A recorded whole response has no events to stream: only non-streamed requests get one.
+    const candidates = streams.filter((stream) => stream.provider === provider && (whole || stream.whole === undefined));
     if (wanted !== null) {
       const found = findStream(candidates, wanted);
       if (!Array.isArray(found)) return found;
@@ -307,8 +347,9 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       return `no ${provider} stream matches '${wanted}'${closest.length > 0 ? `; closest: ${closest.join(", ")}` : ""}; GET /streams lists them`;
     }
     if (candidates.length === 0) return `no ${provider} streams are loaded`;
-    const next = turns.get(provider) ?? 0;
-    turns.set(provider, next + 1);
+    const turn = `${provider} ${whole ? "whole" : "stream"}`;
+    const next = turns.get(turn) ?? 0;
+    turns.set(turn, next + 1);
     return candidates[next % candidates.length] as ReplayStream;
   };
 
@@ -329,7 +370,7 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       return true;
     }
     if (req.method === "GET" && url.pathname === "/streams") {
-      sendJson(res, 200, { streams: streams.map((stream) => ({ key: stream.key, provider: stream.provider, events: stream.events.length, timed: stream.times !== undefined })) });
+      sendJson(res, 200, { streams: streams.map((stream) => ({ key: stream.key, provider: stream.provider, events: stream.events.length, timed: stream.times !== undefined, ...(stream.whole ? { whole: true } : {}) })) });
       log(req, res, url.pathname, null);
       return true;
     }
@@ -350,24 +391,22 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
 
   async function serve(req: IncomingMessage, res: ServerResponse, url: URL, target: Route): Promise<void> {
     const body = await readBody(req);
-    if (target.needsStreamFlag || target.provider === "ollama") {
+    let streaming = target.mode === "stream";
+    if (target.mode === "flag") {
       let parsed: unknown = null;
       try {
         parsed = body === "" ? null : JSON.parse(body);
       } catch {
-        // Not JSON: the provider would reject it, and so does the replay.
-      }
-      const streamFlag = isRecord(parsed) ? parsed.stream : undefined;
-      const streaming = target.provider === "ollama" ? streamFlag !== false : streamFlag === true;
-      if (!streaming) {
-        sendError(res, 400, "invalid_request_error", "the replay server serves streams only: send `stream: true`");
-        log(req, res, url.pathname, null, "not a streaming request");
+        sendError(res, 400, "invalid_request_error", "the request body is not JSON");
+        log(req, res, url.pathname, null, "request body is not JSON");
         return;
       }
+      const streamFlag = isRecord(parsed) ? parsed.stream : undefined;
+      streaming = target.provider === "ollama" ? streamFlag !== false : streamFlag === true;
     }
     const header = req.headers["x-toolwire-stream"];
-    const wanted = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("stream");
-    const chosen = pick(target.provider, wanted ?? null);
+    const wanted = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get("stream") ?? streamOfPath(url.pathname);
+    const chosen = pick(target.provider, wanted ?? null, !streaming);
     if (typeof chosen === "string") {
       sendError(res, 404, "not_found_error", chosen);
       log(req, res, url.pathname, null, chosen);
@@ -382,12 +421,18 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     }
     options.onServe?.({ provider: target.provider, key: chosen.key, path: url.pathname });
     requests++;
-    res.writeHead(200, {
-      "content-type": CONTENT_TYPES[target.wire],
-      "cache-control": "no-cache",
+    const headers = {
       [REQUEST_ID_HEADER[target.provider]]: `req_toolwire_replay_${requests}`,
       "x-toolwire-stream": encodeURIComponent(chosen.key),
-    });
+    };
+    if (!streaming) {
+      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider }))) };
+      res.writeHead(whole.status, { "content-type": whole.contentType, "content-length": Buffer.byteLength(whole.body), ...headers });
+      res.end(whole.body);
+      log(req, res, url.pathname, chosen);
+      return;
+    }
+    res.writeHead(200, { "content-type": CONTENT_TYPES[target.wire], "cache-control": "no-cache", ...headers });
     res.flushHeaders();
     log(req, res, url.pathname, chosen);
     await writeEvents(res, target, chosen, pace);

@@ -56,7 +56,7 @@ describe("the built bin (esbuild bundle, as npm run build:cli makes it)", () => 
     const cases: Array<[string[], number, RegExp]> = [
       [["frobnicate"], 2, /^toolwire: unknown command 'frobnicate'/],
       [["--frobnicate"], 2, /^toolwire: unknown option '--frobnicate'/],
-      [["replay", "testdata", "--bogus"], 2, /^toolwire replay: Unknown option '--bogus'/],
+      [["replay", "testdata", "--bogus"], 2, /^toolwire replay: unknown option --bogus \(see 'toolwire replay --help'\)\n$/],
       [["replay", "no/such.ndjson"], 3, /^toolwire replay: cannot read 'no\/such.ndjson': no such file or directory\n$/],
       [["import", dir], 3, /^toolwire import: cannot read '.*': is a directory, not a file\n$/],
       [["replay", join(dir, "empty.sse")], 3, /^toolwire replay: '.*empty\.sse': the file is empty: no recorded stream in it\n$/],

@@ -81,10 +81,10 @@ describe("toolwire replay", () => {
       expect(err).toContain("unknown provider 'cohere'");
     });
 
-    it("unknown flag → 2 with usage", async () => {
+    it("unknown flag → 2, one line pointing at --help", async () => {
       const { code, err } = await cli(["replay", KIMI, "--bogus"]);
       expect(code).toBe(2);
-      expect(err).toContain("Usage: toolwire replay");
+      expect(err).toBe("toolwire replay: unknown option --bogus (see 'toolwire replay --help')\n");
     });
 
     it("missing file → 3", async () => {

@@ -121,7 +121,6 @@ describe("toolwire history repair", () => {
 
 describe("toolwire history: usage and input errors", () => {
   it.each([
-    [["check", `${DATA}/anthropic-valid.json`], EXIT.usage, "--format is required"],
     [["check", `${DATA}/anthropic-valid.json`, "--format", "cohere"], EXIT.usage, "unknown format 'cohere'"],
     [["lint", `${DATA}/anthropic-valid.json`, "--format", "anthropic"], EXIT.usage, "expected 'check' or 'repair'"],
     [["repair", `${DATA}/anthropic-valid.json`, "--format", "anthropic", "--policy", "dangling=maybe"], EXIT.usage, "unknown policy entry 'dangling=maybe'"],
@@ -139,6 +138,6 @@ describe("toolwire history: usage and input errors", () => {
   it("--help prints the usage", async () => {
     const { code, out } = await run("--help");
     expect(code).toBe(EXIT.ok);
-    expect(out).toContain("Usage: toolwire history check|repair <file.json> --format F");
+    expect(out).toContain("Usage: toolwire history check|repair <file.json> [--format F]");
   });
 });

@@ -41,7 +41,7 @@ writeFileSync(join(dir, "prose.txt"), "nothing here\n");
 describe("toolwire import", () => {
   it("has a summary and usage", () => {
     expect(summary).toMatch(/NDJSON/);
-    expect(usage).toMatch(/^Usage: toolwire import <file> \[--provider P\] \[--out FILE\]/);
+    expect(usage).toMatch(/^Usage: toolwire import <file\|-> \[--provider P\] \[--out FILE\]/);
   });
 
   it("writes records with a source header to stdout", async () => {

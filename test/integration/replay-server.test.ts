@@ -99,10 +99,14 @@ describe("replay server", () => {
     expect(await wrongProvider.text()).toContain("is a ollama stream; this route serves anthropic");
   });
 
-  it("serves streams only: a request without stream: true is refused", async () => {
+  it("a request without stream: true gets a whole response (issue 29: was a 400); a body that is not JSON is refused", async () => {
     const response = await fetch(`${shared.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", messages: [] }) });
-    expect(response.status).toBe(400);
-    expect(await response.text()).toContain("send `stream: true`");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    expect(await response.json()).toMatchObject({ object: "chat.completion", choices: [{ index: 0 }] });
+    const garbage = await fetch(`${shared.url}/v1/chat/completions`, { method: "POST", body: "{not json" });
+    expect(garbage.status).toBe(400);
+    expect(await garbage.text()).toContain("not JSON");
   });
 
   it("refuses unknown routes, GET on a stream route, and Host names that are not loopback", async () => {

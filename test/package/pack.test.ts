@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -139,7 +139,79 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     const files = ok(run(process.execPath, ["-e", 'const fs = require("node:fs"); const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(d + "/" + e.name) : [d + "/" + e.name]); console.log(JSON.stringify(walk("node_modules/toolwire")));'], project), "list");
     const shipped = (JSON.parse(files) as string[]).map((file) => file.slice("node_modules/toolwire/".length));
     expect(shipped.filter((file) => file.endsWith(".map"))).toEqual([]);
-    expect(shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    // Issue 29: docs/ ships (the README links into it).
+    expect(shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/") && !file.startsWith("docs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    expect(shipped).toEqual(expect.arrayContaining(["docs/install.md", "docs/cli.md", "docs/ai-sdk.md", "docs/proxy.md"]));
     expect(shipped).toContain("dist/cjs/package.json");
   });
+
+  it("npm publish --dry-run is clean (but for the login it cannot have here)", async () => {
+    // The build is the one `npm pack` just made: --ignore-scripts does not build again.
+    const result = await runAsync("npm", ["publish", "--dry-run", "--ignore-scripts"], ROOT);
+    expect(result.status, result.stderr).toBe(0);
+    const warnings = `${result.stdout}\n${result.stderr}`.split("\n").filter((line) => /\b(warn|WARN|ERR!?)\b/.test(line) && !/requires you to be logged in/.test(line));
+    expect(warnings).toEqual([]);
+    expect(result.stderr).toMatch(/docs\/install\.md/);
+  });
+});
+
+/** The fenced js blocks of a docs page marked `<!-- run -->` (or `<!-- run: needs a b -->`: packages to link first). */
+function runnableSnippets(page: string): Array<{ code: string; needs: string[] }> {
+  const text = readFileSync(join(ROOT, page), "utf8");
+  const found: Array<{ code: string; needs: string[] }> = [];
+  const pattern = /<!-- run(?:: needs ([^>]*?))? -->\n```js\n([\s\S]*?)```/g;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    found.push({ needs: (match[1] ?? "").split(/\s+/).filter((name) => name !== ""), code: match[2] as string });
+  }
+  return found;
+}
+
+describe("the docs' snippets, run in the installed project against the installed bin's serve (slow)", () => {
+  let serve: ReturnType<typeof spawn> | null = null;
+  let url = "";
+  beforeAll(async () => {
+    const recordings = join(work, "recordings");
+    mkdirSync(recordings);
+    copyFileSync(join(ROOT, "testdata/openai-chat/handwritten__openai-length-mid-call.ndjson"), join(recordings, "cut.ndjson"));
+    const bin = join(project, "node_modules", ".bin", process.platform === "win32" ? "toolwire.cmd" : "toolwire");
+    serve = spawn(bin, ["serve", recordings, "--port", "0"], { cwd: project, shell: process.platform === "win32" });
+    url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      serve?.stdout?.setEncoding("utf8").on("data", (text: string) => {
+        out += text;
+        const found = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+        if (found) resolve(found[0]);
+      });
+      serve?.on("exit", (code) => reject(new Error(`serve exited (${code}): ${out}`)));
+    });
+  }, 60_000);
+  afterAll(() => {
+    serve?.kill();
+  });
+
+  const snippets = ["README.md", "docs/install.md", "docs/cli.md", "docs/ai-sdk.md"].flatMap((page) => runnableSnippets(page).map((snippet, i) => ({ name: `${page} #${i + 1}`, ...snippet })));
+
+  it("finds the marked snippets", () => {
+    expect(snippets.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(snippets)("$name runs", async ({ name, code, needs }) => {
+    for (const dependency of needs) if (!existsSync(join(project, "node_modules", dependency))) linkDependency(dependency);
+    const file = join(project, `snippet-${name.replace(/[^a-z0-9]+/gi, "-")}.mjs`);
+    writeFileSync(file, code);
+    const result = await new Promise<SpawnSyncReturns<string>>((resolve, reject) => {
+      const child = spawn(process.execPath, [file], { cwd: project, env: { ...process.env, TOOLWIRE_URL: url } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (text: string) => void (stdout += text));
+      child.stderr.setEncoding("utf8").on("data", (text: string) => void (stderr += text));
+      child.on("error", reject);
+      child.on("close", (status, signal) => resolve({ pid: child.pid ?? 0, output: [null, stdout, stderr], stdout, stderr, status, signal }));
+    });
+    expect(result.status, `${name}:\n${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout.length).toBeGreaterThan(0);
+    // A snippet that says what it prints prints that.
+    const said = /^\/\/ (\S.*?)(?: \(|$)/m.exec(code.split("\n").at(-2) ?? "");
+    if (said && code.trimEnd().split("\n").at(-1)?.startsWith("//")) expect(result.stdout.trim()).toBe(said[1]);
+  }, 60_000);
 });

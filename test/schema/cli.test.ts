@@ -88,7 +88,7 @@ describe("toolwire schema", () => {
   it("exits with a usage error listing the targets for an unknown target", async () => {
     const { code, err } = await invoke(["check", "clean.json", "--target", "mistral"]);
     expect(code).toBe(EXIT.usage);
-    expect(err).toContain("unknown target 'mistral'; valid targets: openai, openai-strict");
+    expect(err).toContain("unknown target 'mistral'. Expected one of: openai, openai-strict");
   });
 
   it("exits with an input error for unreadable or invalid JSON files", async () => {
@@ -101,7 +101,8 @@ describe("toolwire schema", () => {
   });
 
   it("exits with a usage error for missing arguments", async () => {
-    expect((await invoke(["check", "clean.json"])).code).toBe(EXIT.usage);
+    // A bare schema names no provider: without --target it is an input error (issue 29: detected where the file says).
+    expect((await invoke(["check", "clean.json"])).code).toBe(EXIT.input);
     expect((await invoke(["lint", "clean.json", "--target", "openai"])).code).toBe(EXIT.usage);
     expect((await invoke(["check", "--target", "openai"])).code).toBe(EXIT.usage);
   });
@@ -111,10 +112,10 @@ describe("toolwire schema", () => {
     let err = "";
     const ctx: CliContext = { out: (t) => void (out += t), err: (t) => void (err += t), cwd: dir };
     expect(await main(["schema", "--help"], ctx)).toBe(EXIT.ok);
-    expect(out).toContain("Usage: toolwire schema check <schema.json> --target T [--json]");
+    expect(out).toContain("Usage: toolwire schema check <schema.json> [--target T] [--json]");
     expect(await main(["schema", "check", "keys.json", "--target", "bedrock"], ctx)).toBe(EXIT.findings);
     expect(await main(["schema", "check", "keys.json", "--target", "nope"], ctx)).toBe(EXIT.usage);
-    expect(err).toContain("toolwire schema: unknown target 'nope'; valid targets:");
+    expect(err).toContain("toolwire schema: unknown target 'nope'. Expected one of:");
   });
 
   it("sanitize reads tool lists with the library's sanitizeTools: Gemini declarations and built-ins keep their shape", async () => {

@@ -17,9 +17,12 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
 const FILE = "text-calls/hermes__openai-chat__qwen2.5-vllm-no-parser.ndjson";
 
 describe("toolwire replay --text-calls", () => {
-  it("reads calls written into the text only with the flag", async () => {
-    const off = JSON.parse((await cli(["replay", FILE, "--json"])).out) as { toolCalls: unknown[] };
+  it("reads calls written into the text with the flag, or with the file's header; --text-calls off reads none", async () => {
+    // Issue 29: the file's '# textCalls: "auto"' header is honoured (it was ignored without the flag).
+    const off = JSON.parse((await cli(["replay", FILE, "--json", "--text-calls", "off"])).out) as { toolCalls: unknown[] };
     expect(off.toolCalls).toEqual([]);
+    const byHeader = JSON.parse((await cli(["replay", FILE, "--json"])).out) as { toolCalls: Array<{ name: string }> };
+    expect(byHeader.toolCalls.map((c) => c.name)).toEqual(["get_weather", "write_note"]);
     const { code, out } = await cli(["replay", FILE, "--json", "--text-calls", "auto"]);
     expect(code).toBe(0);
     const line = JSON.parse(out) as { toolCalls: Array<{ name: string; source: string; id: string }>; finishReason: string };

@@ -1,11 +1,11 @@
 import { readFile, stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { expectationPath, type Expectation } from "../../conformance/expectation.js";
 import { conformanceRow, hasFindings, renderTable, summarize, summaryLine, type ConformanceInput } from "../../conformance/report.js";
 import { replayEvents } from "../../replay.js";
 import { isProviderName, type DecodedTurn } from "../../types.js";
-import { CliError, EXIT, type CliContext } from "../context.js";
+import { parseCommandArgs } from "../args.js";
+import { EXIT, type CliContext } from "../context.js";
 import { collectInputFiles, inputError, loadRecording, type InputFile } from "../input.js";
 import { ToolwireError } from "../../errors.js";
 
@@ -22,6 +22,12 @@ differences of every file that differs, and a summary line.
 
   --json   one JSON document: {"files": [rows], "summary": {...}, "line": "..."}
 
+A file whose expectation is still the draft 'toolwire expect' wrote (verifiedBy starts with
+DRAFT) is marked "(DRAFT: unverified)": agreeing with it only says the decoder has not changed.
+Files whose header names a text-call setting ('# textCalls: "auto"') are decoded with it. On a
+terminal the table fits its width (long file names are shortened from the left); piped, lines
+are whole.
+
 Files without an expectation are listed as "no expectation"; they are not failures. Fuzz
 regression files (regressions/ folders) are skipped unless named: they record invariant
 violations, not expected turns, and the test suite replays them. So is an upstream/ folder (raw
@@ -31,12 +37,7 @@ Exit codes: 0 every expectation holds; 1 a file differs from its expectation or 
 decoded or checked; 2 usage error; 3 input error: a path that is missing, unreadable or empty.`;
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean", default: false } } });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
-  }
+  const parsed = parseCommandArgs("conformance", args, { json: { type: "boolean", default: false } });
   const roots = parsed.positionals.length > 0 ? parsed.positionals : ["testdata"];
   const files = (await collectInputFiles(roots, ctx.cwd)).filter((file) => !file.path.endsWith(".expected.json"));
   if (files.length === 0) throw inputError(roots.join("', '"), "no .ndjson files in it");
@@ -48,7 +49,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (parsed.values.json) {
     ctx.out(JSON.stringify({ files: rows, summary: totals, line: summaryLine(totals) }, null, 2) + "\n");
   } else {
-    ctx.out(renderTable(rows));
+    ctx.out(renderTable(rows, ctx.columns === undefined ? {} : { width: ctx.columns }));
   }
   return hasFindings(totals) ? EXIT.findings : EXIT.ok;
 }
@@ -74,7 +75,7 @@ async function check(input: InputFile, file: string): Promise<ConformanceInput> 
   const loaded = await loadRecording(input);
   const turns: DecodedTurn[] = [];
   try {
-    for (const stream of loaded.streams) turns.push(replayEvents(stream));
+    for (const stream of loaded.streams) turns.push(replayEvents(stream, loaded.textCalls ? { textCalls: loaded.textCalls } : {}));
   } catch (error) {
     return { file, provider: expectation?.provider ?? null, turns: [], expectation, error: `cannot decode: ${(error as Error).message}` };
   }

@@ -1,12 +1,11 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { relative } from "node:path";
-import { parseArgs } from "node:util";
 import { expectationPath, expectedStreamOf, type Expectation } from "../../conformance/expectation.js";
 import { ProviderDetectionError } from "../../providers/detect.js";
-import { supportedProviders } from "../../providers/registry.js";
 import { replayEvents } from "../../replay.js";
-import { isProviderName, PROVIDERS, type ProviderName } from "../../types.js";
+import { PROVIDERS, type ProviderName } from "../../types.js";
+import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
 import { collectInputFiles, inputError, ioReason, loadRecording } from "../input.js";
 
@@ -35,18 +34,9 @@ Exit codes: 0 written (or kept); 2 usage error; 3 input error: a path that is mi
 unreadable or empty, an unrecognized format, or a provider not recognizable.`;
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { provider: { type: "string" }, force: { type: "boolean", default: false } } });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
-  if (values.provider !== undefined && !isProviderName(values.provider)) {
-    throw new CliError(`unknown provider '${values.provider}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
-  }
-  const forced = values.provider as ProviderName | undefined;
+  const { values, positionals } = parseCommandArgs("expect", args, { provider: { type: "string" }, force: { type: "boolean", default: false } });
+  if (positionals.length === 0) throw usageError("expect", "no file given");
+  const forced = providerOption(values.provider);
   const files = (await collectInputFiles(positionals, ctx.cwd)).filter((file) => !file.path.endsWith(".expected.json"));
   if (files.length === 0) throw inputError(positionals.join("', '"), "no .ndjson files in it");
 
@@ -65,7 +55,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     const loaded = await loadRecording(file);
     let expectation: Expectation;
     try {
-      const turns = loaded.streams.map((stream) => replayEvents(stream, forced ? { provider: forced } : {}));
+      const turns = loaded.streams.map((stream) => replayEvents(stream, { ...(forced ? { provider: forced } : {}), ...(loaded.textCalls ? { textCalls: loaded.textCalls } : {}) }));
       const provider = turns[0]?.provider as ProviderName;
       expectation = { provider, verifiedBy: previous?.verifiedBy ?? DRAFT, streams: turns.map(expectedStreamOf) };
     } catch (error) {

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { describeParseError, usageError as commandUsageError } from "../args.js";
 import type * as FuzzModule from "../../testing/fuzz.js";
 import type { Finding, FuzzSource } from "../../testing/fuzz.js";
 import type * as RegressionsModule from "../../testing/regressions.js";
@@ -38,7 +39,7 @@ missing, unreadable or empty).`;
 export const PROGRESS_INTERVAL_MS = 2_000;
 
 function usageError(message: string): CliError {
-  return new CliError(`${message}\n\n${usage}`, EXIT.usage);
+  return commandUsageError("fuzz", message);
 }
 
 function positiveNumber(name: string, text: string | undefined): number | undefined {
@@ -99,7 +100,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       },
     });
   } catch (error) {
-    throw usageError((error as Error).message);
+    throw usageError(describeParseError(error));
   }
   const { values, positionals } = parsed;
   const runs = positiveNumber("runs", values.runs);
@@ -109,7 +110,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const seed = values.seed !== undefined ? Number(values.seed) % 0x80000000 : Date.now() % 0x80000000;
   const providers: ProviderName[] = [];
   for (const name of values.provider ?? []) {
-    if (!isProviderName(name)) throw usageError(`unknown provider ${JSON.stringify(name)}; expected one of ${PROVIDERS.join(", ")}`);
+    if (!isProviderName(name)) throw new CliError(`unknown provider '${name}'. Expected one of: ${PROVIDERS.join(", ")}.`, EXIT.usage);
     providers.push(name);
   }
   const selected = providers.length > 0 ? providers : [...PROVIDERS];

@@ -1,16 +1,17 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { checkHistory, HISTORY_FORMATS, ID_RULES, isHistoryFormat, isIdRule, repairHistory } from "../../history/index.js";
 import type { Edit, Fault, HistoryFormat, HistoryOptions, RepairPolicy } from "../../history/index.js";
 import { findTarget } from "../../schema/targets/index.js";
 import type { SchemaTarget } from "../../schema/targets/types.js";
+import { parseCommandArgs, usageError } from "../args.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
-import { readError } from "../input.js";
+import { describeVotes, detectHistoryFormat } from "../history-detect.js";
+import { ioReason, readInputText } from "../input.js";
 
 export const summary = "check or repair the pairing of tool calls and results in a conversation history file";
 
-export const usage = `Usage: toolwire history check|repair <file.json> --format F [--policy P] [--ids R] [--thinking T] [--out FILE] [--json]
+export const usage = `Usage: toolwire history check|repair <file.json> [--format F] [--policy P] [--ids R] [--thinking T] [--out FILE] [--json]
 
 Checks a conversation history written in a provider's own message format for everything that
 makes the provider reject it with a 400 (calls without results, results without calls, results
@@ -19,7 +20,9 @@ signatures, …), or repairs it. The file holds the list of messages, or a reque
 "messages" (anthropic, openai-chat, bedrock), "input" (openai-responses) or "contents" (gemini).
 
   --format F     ${HISTORY_FORMATS.join(", ")}; or a name 'schema --target' accepts for
-                 the same API (claude, vertex-anthropic, google, vertex, grok, kimi, llama.cpp, …)
+                 the same API (claude, vertex-anthropic, google, vertex, grok, kimi, llama.cpp, …);
+                 default: detected from the messages (Gemini parts, Responses items, Chat roles,
+                 Converse blocks, Messages blocks); a --format the messages contradict gets a warning
   --policy P     repair choices, as comma-separated key=value pairs:
                    dangling=insert|drop      call without a result: add an error result (default) or remove the call
                    orphans=text|drop         result without a call: turn it into user text (default) or remove it
@@ -34,8 +37,8 @@ signatures, …), or repairs it. The file holds the list of messages, or a reque
 
 Exit codes: 0 no fault (check) or fully repaired (repair); 1 faults found (check) or left in
 place by the policy (repair); 2 usage error (unknown subcommand, flag, format, rule or policy);
-3 unreadable file, invalid JSON, no message list in the file, or a history nested deeper than
-toolwire accepts (too_deep).`;
+3 unreadable, empty or invalid JSON file, no message list in the file, a format the messages
+do not show (pass --format), or a history nested deeper than toolwire accepts (too_deep).`;
 
 const LIST_KEYS: Record<HistoryFormat, string> = {
   anthropic: "messages",
@@ -75,24 +78,38 @@ interface Loaded {
   key: string | null;
 }
 
-async function load(path: string, shown: string, format: HistoryFormat): Promise<Loaded> {
-  let text: string;
+async function readDocument(path: string, shown: string): Promise<unknown> {
+  const text = await readInputText({ path, shown });
   try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    throw readError(shown, error);
-  }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new CliError(`'${shown}' is not valid JSON: ${(error as Error).message}`, EXIT.input);
   }
+}
+
+function listOf(document: unknown, shown: string, format: HistoryFormat): Loaded {
   if (Array.isArray(document)) return { document, messages: document, key: null };
   const key = LIST_KEYS[format];
   const list = typeof document === "object" && document !== null ? (document as Record<string, unknown>)[key] : undefined;
   if (!Array.isArray(list)) throw new CliError(`'${shown}' holds neither a list of messages nor a request body with a "${key}" list (format ${format}).`, EXIT.input);
   return { document, messages: list, key };
+}
+
+/**
+ * The format to read the file in: --format when given (with a warning when the messages are
+ * plainly another format's), else the one the messages show; neither is an input error.
+ */
+function chooseFormat(document: unknown, shown: string, given: HistoryFormat | undefined, ctx: CliContext): HistoryFormat {
+  const detection = detectHistoryFormat(document);
+  if (given !== undefined) {
+    if (detection.format !== null && detection.format !== given) {
+      ctx.err(`toolwire history: warning: '${shown}' looks like ${detection.format} messages (${describeVotes(detection.votes)}), not ${given}: read as ${given}, as --format says; its findings may mean nothing\n`);
+    }
+    return given;
+  }
+  if (detection.format !== null) return detection.format;
+  const evidence = Object.keys(detection.votes).length > 0 ? `the messages point to ${describeVotes(detection.votes)}` : "the messages carry nothing only one format has";
+  throw new CliError(`cannot tell the format of '${shown}': ${evidence}. Pass --format (${HISTORY_FORMATS.join(", ")}).`, EXIT.input);
 }
 
 /**
@@ -144,42 +161,33 @@ function plural(count: number, word: string): string {
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        format: { type: "string" },
-        policy: { type: "string" },
-        ids: { type: "string" },
-        thinking: { type: "string" },
-        out: { type: "string" },
-        json: { type: "boolean", default: false },
-      },
-    });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n${usage}`, EXIT.usage);
-  }
-  const { positionals, values } = parsed;
+  const { positionals, values } = parseCommandArgs("history", args, {
+    format: { type: "string" },
+    policy: { type: "string" },
+    ids: { type: "string" },
+    thinking: { type: "string" },
+    out: { type: "string" },
+    json: { type: "boolean", default: false },
+  });
   const [action, file, ...extra] = positionals;
-  if (action !== "check" && action !== "repair") throw new CliError(`expected 'check' or 'repair', got ${action === undefined ? "nothing" : `'${action}'`}.\n${usage}`, EXIT.usage);
-  if (file === undefined || extra.length > 0) throw new CliError(`expected exactly one history file.\n${usage}`, EXIT.usage);
-  if (values.format === undefined) throw new CliError(`--format is required (${HISTORY_FORMATS.join(", ")}).`, EXIT.usage);
-  const format = historyFormat(values.format);
+  if (action !== "check" && action !== "repair") throw usageError("history", `expected 'check' or 'repair', got ${action === undefined ? "nothing" : `'${action}'`}`);
+  if (file === undefined || extra.length > 0) throw usageError("history", "expected exactly one history file");
+  const given = values.format === undefined ? undefined : historyFormat(values.format);
   const options: HistoryOptions = {};
   if (values.ids !== undefined) {
     if (!isIdRule(values.ids)) throw new CliError(`unknown id rule '${values.ids}'. Expected one of: ${ID_RULES.join(", ")}.`, EXIT.usage);
     options.ids = values.ids;
   }
   if (values.thinking !== undefined) {
-    if (values.thinking !== "on" && values.thinking !== "off" && values.thinking !== "auto") throw new CliError(`--thinking takes on, off or auto, not '${values.thinking}'.`, EXIT.usage);
+    if (values.thinking !== "on" && values.thinking !== "off" && values.thinking !== "auto") throw new CliError(`unknown thinking setting '${values.thinking}'. Expected one of: on, off, auto.`, EXIT.usage);
     options.thinking = values.thinking;
   }
   const policy = { ...parsePolicy(values.policy), ...options };
-  if (action === "check" && (values.policy !== undefined || values.out !== undefined)) throw new CliError("--policy and --out apply to 'repair' only.", EXIT.usage);
+  if (action === "check" && (values.policy !== undefined || values.out !== undefined)) throw usageError("history", "--policy and --out apply to 'repair' only");
 
-  const loaded = await load(resolve(ctx.cwd, file), file, format);
+  const document = await readDocument(resolve(ctx.cwd, file), file);
+  const format = chooseFormat(document, file, given, ctx);
+  const loaded = listOf(document, file, format);
   if (action === "check") return check(file, format, loaded, options, values.json, ctx);
   return repair(file, format, loaded, policy, values, ctx);
 }
@@ -209,7 +217,7 @@ async function repair(file: string, format: HistoryFormat, loaded: Loaded, polic
     try {
       await writeFile(resolve(ctx.cwd, values.out), JSON.stringify(history, null, 2) + "\n");
     } catch (error) {
-      throw new CliError(`cannot write '${values.out}': ${(error as Error).message}`, EXIT.input);
+      throw new CliError(`cannot write '${values.out}': ${ioReason(error)}`, EXIT.input);
     }
   }
   if (values.json) {

@@ -1,9 +1,9 @@
 import { relative } from "node:path";
-import { parseArgs } from "node:util";
 import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
-import { supportedProviders, UnsupportedProviderError } from "../../providers/registry.js";
+import { UnsupportedProviderError } from "../../providers/registry.js";
 import { replayEvents, toReplayJson } from "../../replay.js";
-import { isProviderName, PROVIDERS, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
+import { PROVIDERS, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
+import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
 import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../../text-calls/syntaxes.js";
 import type { TextCallSetting } from "../../text-calls/options.js";
@@ -13,11 +13,12 @@ import { loadToolsFile } from "../tools-file.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
 
-export const usage = `Usage: toolwire replay <file|dir>... [--provider P] [--sequence S] [--verbose] [--json] [--text-calls auto|S,...] [--tools FILE]
+export const usage = `Usage: toolwire replay <file|dir|->... [--provider P] [--sequence S] [--verbose] [--json] [--text-calls auto|S,...] [--tools FILE]
 
 Decodes every recorded stream in the given files (directories are searched for *.ndjson,
 except ${Object.keys(SKIPPED_FOLDERS).join("/ and ")}/ folders unless named) through the same push core a live stream uses.
-Files may also be any format 'toolwire import' reads (SSE, cassettes, httprr, .gz, …).
+Files may also be any format 'toolwire import' reads (SSE, cassettes, httprr, .gz, …);
+'-' reads one recording from standard input.
 
 Prints every call when that fits on one screen, else a summary per provider with the notable
 findings.
@@ -28,14 +29,18 @@ findings.
   --verbose      every stream and call, however long
   --json         one JSON object per stream (the replay contract of docs/design.md)
   --text-calls X also read tool calls written into the text: auto, or syntax names separated
-                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
+                 by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")}); off: never;
+                 default: what the file's '# textCalls: <json>' header line names, else off
   --tools FILE   with --text-calls: the tools the model was offered (a JSON list of tool
                  definitions in any shape sanitizeTools reads, or a request body with "tools"):
                  only their names become calls, and their schemas type XML and pythonic values
 
+Lines are cut to the terminal's width on a terminal, and whole when the output is not one.
+
 Exit codes: 0 replayed; 2 usage error (unknown flag or provider); 3 input error: a path that
-is missing, unreadable, a directory where a file is needed, or empty; an unrecognized format;
-or a provider not recognizable from the payloads.`;
+is missing, unreadable, a directory where a file is needed, empty or too large; an
+unrecognized format; a provider not recognizable from the payloads; or a --provider that
+decodes nothing in streams that look like another provider's.`;
 
 /** One recorded file and what its streams decoded to. */
 interface ReplayedFile {
@@ -45,23 +50,17 @@ interface ReplayedFile {
   turns: DecodedTurn[];
 }
 
-function parseTextCalls(value: string | undefined): TextCallSetting | undefined {
+/** `--text-calls`: undefined when not given (the file's header decides), null for `off` (not even the header's). */
+function parseTextCalls(value: string | undefined): TextCallSetting | null | undefined {
   if (value === undefined) return undefined;
+  if (value === "off") return null;
   if (value === "auto") return "auto";
   const names = value.split(",").map((name) => name.trim()).filter((name) => name.length > 0);
   const unknown = names.filter((name) => !isTextCallSyntaxName(name));
   if (names.length === 0 || unknown.length > 0) {
-    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
+    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto, off or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
   }
   return names as TextCallSyntaxName[];
-}
-
-function parseProvider(value: string | undefined): ProviderName | undefined {
-  if (value === undefined) return undefined;
-  if (!isProviderName(value)) {
-    throw new CliError(`unknown provider '${value}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
-  }
-  return value;
 }
 
 /** Nothing decoded: no call, no text, no reasoning. */
@@ -84,39 +83,34 @@ export function lookalikeProvider(turn: DecodedTurn, events: Parameters<typeof d
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        provider: { type: "string" },
-        sequence: { type: "string" },
-        json: { type: "boolean", default: false },
-        verbose: { type: "boolean", short: "v", default: false },
-        "text-calls": { type: "string" },
-        tools: { type: "string" },
-      },
-    });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
-  const provider = parseProvider(values.provider);
+  const { values, positionals } = parseCommandArgs("replay", args, {
+    provider: { type: "string" },
+    sequence: { type: "string" },
+    json: { type: "boolean", default: false },
+    verbose: { type: "boolean", short: "v", default: false },
+    "text-calls": { type: "string" },
+    tools: { type: "string" },
+  });
+  if (positionals.length === 0) throw usageError("replay", "no file given");
+  const provider = providerOption(values.provider);
   let textCalls = parseTextCalls(values["text-calls"]);
   if (values.tools !== undefined) {
-    if (textCalls === undefined) throw new CliError(`--tools types the calls read from text: use it with --text-calls.\n\n${usage}`, EXIT.usage);
+    if (textCalls === undefined || textCalls === null) throw usageError("replay", "--tools types the calls read from text: use it with --text-calls");
     const tools = await loadToolsFile(values.tools, ctx.cwd);
     textCalls = { syntaxes: textCalls === "auto" ? "auto" : (textCalls as TextCallSyntaxName[]), tools };
   }
-  const files = await collectInputFiles(positionals, ctx.cwd);
+  const files = await collectInputFiles(positionals, ctx.cwd, ctx.stdin);
   if (files.length === 0) throw inputError(positionals.join("', '"), "no .ndjson files in it");
 
   const replayed: ReplayedFile[] = [];
+  /** Streams a forced provider understood nothing of, with the provider they look like. */
+  const misread: Array<{ where: string; lookalike: ProviderName }> = [];
+  /** Streams without calls whose text holds calls that --text-calls auto would read. */
+  const textCallHints: string[] = [];
   let matched = 0;
   for (const file of files) {
     const loaded = await loadRecording(file);
+    const fileTextCalls = textCalls === null ? undefined : (textCalls ?? loaded.textCalls);
     const turns: DecodedTurn[] = [];
     for (const stream of loaded.streams) {
       if (values.sequence !== undefined && stream.sequence !== values.sequence) continue;
@@ -124,14 +118,19 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       const where = `'${file.shown}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}`;
       let turn: DecodedTurn;
       try {
-        turn = replayEvents(stream, { ...(provider ? { provider } : {}), ...(textCalls ? { textCalls } : {}) });
+        turn = replayEvents(stream, { ...(provider ? { provider } : {}), ...(fileTextCalls ? { textCalls: fileTextCalls } : {}) });
       } catch (error) {
         if (error instanceof ProviderDetectionError || error instanceof UnsupportedProviderError) throw new CliError(`${where}: ${error.message}`, EXIT.input);
         throw error;
       }
       if (provider) {
         const lookalike = lookalikeProvider(turn, stream.events, provider);
-        if (lookalike) ctx.err(`toolwire replay: ${where}: decoded as ${provider}, nothing in it is ${provider}; its events look like ${lookalike} (try --provider ${lookalike}).\n`);
+        if (lookalike) misread.push({ where, lookalike });
+      }
+      if (textCalls === undefined && fileTextCalls === undefined && turn.toolCalls.length === 0 && turn.text !== "") {
+        // Only streams that decoded text and no call pay for a second decoding.
+        const withTextCalls = replayEvents(stream, { provider: turn.provider, textCalls: "auto" });
+        if (withTextCalls.toolCalls.length > 0) textCallHints.push(where);
       }
       turns.push(turn);
       if (values.json) ctx.out(JSON.stringify(toReplayJson(turn)) + "\n");
@@ -141,8 +140,26 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (values.sequence !== undefined && matched === 0) {
     throw new CliError(`no stream named '${values.sequence}' in ${files.length} file(s)`, EXIT.input);
   }
-  if (!values.json) ctx.out(renderReport(replayed, { verbose: values.verbose, columns: ctx.columns ?? 80, rows: ctx.rows ?? 40 }));
+  if (!values.json) ctx.out(renderReport(replayed, { verbose: values.verbose, columns: ctx.columns ?? Number.POSITIVE_INFINITY, rows: ctx.rows ?? 40 }));
+  if (textCallHints.length > 0) {
+    ctx.err(`toolwire replay: ${plural(textCallHints.length, "stream")} without tool calls ${textCallHints.length === 1 ? "holds calls" : "hold calls"} written in the text (first: ${textCallHints[0]}): replay with --text-calls auto to read them.\n`);
+  }
+  if (provider && misread.length > 0) {
+    ctx.err(`toolwire replay: ${misreadLine(provider, misread, matched)}\n`);
+    return EXIT.input;
+  }
   return EXIT.ok;
+}
+
+/** The one line for every stream a forced provider decoded nothing of. */
+export function misreadLine(provider: ProviderName, misread: ReadonlyArray<{ where: string; lookalike: ProviderName }>, streams: number): string {
+  const counts = new Map<ProviderName, number>();
+  for (const { lookalike } of misread) counts.set(lookalike, (counts.get(lookalike) ?? 0) + 1);
+  const looks = [...counts].sort(([, a], [, b]) => b - a).map(([name, count]) => `${name} (${count})`).join(", ");
+  const first = misread[0] as { where: string; lookalike: ProviderName };
+  if (misread.length === 1) return `${first.where}: decoded as ${provider}, nothing in it is ${provider}; its events look like ${first.lookalike} (try --provider ${first.lookalike}).`;
+  const hint = counts.size === 1 ? `try --provider ${first.lookalike}` : "leave --provider out to detect each stream's provider";
+  return `--provider ${provider} decoded nothing in ${misread.length} of ${plural(streams, "stream")}: their events look like ${looks} (first: ${first.where}); ${hint}.`;
 }
 
 interface Totals {

@@ -1,18 +1,20 @@
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { checkSchema, type SchemaProblem } from "../../schema/check.js";
 import { isPlainObject } from "../../schema/json-schema.js";
 import { sanitizeSchema, type SanitizeResult } from "../../schema/sanitize.js";
 import { findTarget, SCHEMA_TARGETS, TARGETS } from "../../schema/targets/index.js";
-import { detectToolShape } from "../../schema/tool-shape.js";
+import { detectToolShape, type ToolShape } from "../../schema/tool-shape.js";
+import type { SchemaTarget } from "../../schema/targets/types.js";
 import { checkTools, sanitizeTools } from "../../schema/tools.js";
 import { CliError, EXIT, type CliContext, type CommandRunner } from "../context.js";
-import { readError } from "../input.js";
+import { usageError } from "../args.js";
+import { detectHistoryFormat } from "../history-detect.js";
+import { readInputText } from "../input.js";
 
 export const summary = "check or sanitize a tool's JSON Schema for a provider (gemini, openai-strict, llamacpp…)";
 
-export const usage = `Usage: toolwire schema check <schema.json> --target T [--json]
-       toolwire schema sanitize <schema.json> --target T [--json]
+export const usage = `Usage: toolwire schema check <schema.json> [--target T] [--json]
+       toolwire schema sanitize <schema.json> [--target T] [--json]
 
 The file holds a parameter schema, a tool definition (OpenAI, Responses, Anthropic, MCP,
 Bedrock toolSpec, Gemini functionDeclarations) or a list of them (also {"tools": [...]}).
@@ -21,17 +23,23 @@ Bedrock toolSpec, Gemini functionDeclarations) or a list of them (also {"tools":
   sanitize   print the file with each schema rewritten for the target (changes on stderr);
              exit 1 when problems remain that cannot be fixed
 
+--target defaults to the provider whose tool format the file is in (OpenAI Chat or Responses
+tools → openai, Anthropic → anthropic, Gemini → gemini, Bedrock → bedrock); a bare schema, MCP
+tools and bare function declarations name none, so they need --target. A --target of another
+provider than the tool format gets a warning (the schema is still checked for that target).
+
 Targets: ${SCHEMA_TARGETS.join(", ")}
 Aliases: ${SCHEMA_TARGETS.flatMap((t) => TARGETS[t].aliases.map((a) => `${a} → ${t}`)).join(", ")}
 
-Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable or invalid input (also a schema nested
-deeper than toolwire accepts: too_deep).
+Exit codes: 0 ok, 1 findings, 2 usage, 3 unreadable, empty or invalid input (also a
+conversation history instead of a schema, no --target for a file that names no provider, and a
+schema nested deeper than toolwire accepts: too_deep).
 `;
 
 interface Args {
   action: "check" | "sanitize";
   file: string;
-  target: string;
+  target: string | undefined;
   json: boolean;
 }
 
@@ -44,17 +52,16 @@ function parseArgs(argv: string[]): Args {
     if (arg === "--json") json = true;
     else if (arg === "--target" || arg === "-t") {
       target = argv[++i];
-      if (target === undefined) throw new CliError(`--target needs a value; valid targets: ${SCHEMA_TARGETS.join(", ")}`, EXIT.usage);
+      if (target === undefined) throw usageError("schema", "option --target needs a value");
     } else if (arg.startsWith("--target=")) target = arg.slice("--target=".length);
-    else if (arg.startsWith("-") && arg !== "-") throw new CliError(`unknown option '${arg}'\n${usage}`, EXIT.usage);
+    else if (arg.startsWith("-") && arg !== "-") throw usageError("schema", `unknown option ${arg}`);
     else positional.push(arg);
   }
   const [action, file, ...extra] = positional;
-  if (action !== "check" && action !== "sanitize") throw new CliError(`expected 'check' or 'sanitize'\n${usage}`, EXIT.usage);
-  if (file === undefined) throw new CliError(`missing <schema.json>\n${usage}`, EXIT.usage);
-  if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`, EXIT.usage);
-  if (target === undefined) throw new CliError(`missing --target; valid targets: ${SCHEMA_TARGETS.join(", ")}`, EXIT.usage);
-  if (!findTarget(target)) throw new CliError(`unknown target '${target}'; valid targets: ${SCHEMA_TARGETS.join(", ")}`, EXIT.usage);
+  if (action !== "check" && action !== "sanitize") throw usageError("schema", `expected 'check' or 'sanitize', got ${action === undefined ? "nothing" : `'${action}'`}`);
+  if (file === undefined) throw usageError("schema", "missing <schema.json>");
+  if (extra.length > 0) throw usageError("schema", `unexpected argument ${extra[0]}`);
+  if (target !== undefined && !findTarget(target)) throw new CliError(`unknown target '${target}'. Expected one of: ${SCHEMA_TARGETS.join(", ")}.`, EXIT.usage);
   return { action, file, target, json };
 }
 
@@ -111,17 +118,51 @@ function nameOf(value: Record<string, unknown>): string | null {
 }
 
 async function readDocument(file: string, ctx: CliContext): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(resolve(ctx.cwd, file), "utf8");
-  } catch (error) {
-    throw readError(file, error);
-  }
+  const text = await readInputText({ path: resolve(ctx.cwd, file), shown: file });
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
     throw new CliError(`'${file}' is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, EXIT.input);
   }
+}
+
+/** The provider each tool format belongs to; null for formats every provider's tools share (MCP, bare declarations). */
+const TARGET_OF_SHAPE: Record<ToolShape, SchemaTarget | null> = {
+  "openai-chat": "openai",
+  "openai-responses": "openai",
+  anthropic: "anthropic",
+  bedrock: "bedrock",
+  gemini: "gemini",
+  mcp: null,
+  function: null,
+};
+
+/** The API family of a target: OpenAI-compatible servers take OpenAI's tool format. */
+const FAMILY: Record<SchemaTarget, string> = {
+  openai: "openai",
+  "openai-strict": "openai",
+  xai: "openai",
+  llamacpp: "openai",
+  kimi: "openai",
+  fireworks: "openai",
+  anthropic: "anthropic",
+  "anthropic-strict": "anthropic",
+  gemini: "gemini",
+  bedrock: "bedrock",
+};
+
+/** The target the file's tool format names: one provider for every tool, else null. */
+function targetOfDocument(tools: readonly unknown[] | null): SchemaTarget | null {
+  if (tools === null) return null;
+  const targets = new Set(tools.map((tool) => detectToolShape(tool)).map((shape) => (shape === null ? null : TARGET_OF_SHAPE[shape])));
+  return targets.size === 1 ? ([...targets][0] ?? null) : null;
+}
+
+/** A conversation history (messages with roles), which a schema never is at its top. */
+function looksLikeHistory(doc: unknown): boolean {
+  const hasRole = (item: unknown) => isPlainObject(item) && typeof item.role === "string" && ("content" in item || "parts" in item || "tool_calls" in item);
+  const list = Array.isArray(doc) ? doc : isPlainObject(doc) ? (doc.messages ?? doc.contents ?? doc.input) : undefined;
+  return Array.isArray(list) && list.length > 0 && list.every((item) => hasRole(item) || (isPlainObject(item) && typeof item.type === "string" && /^(message|function_call|function_call_output|reasoning)$/.test(item.type))) && list.some(hasRole);
 }
 
 function formatProblem(p: SchemaProblem): string {
@@ -130,9 +171,26 @@ function formatProblem(p: SchemaProblem): string {
 
 export const run: CommandRunner = async (argv, ctx) => {
   const args = parseArgs(argv);
-  const target = findTarget(args.target)!;
   const doc = await readDocument(args.file, ctx);
+  if (looksLikeHistory(doc)) {
+    const format = detectHistoryFormat(doc).format;
+    throw new CliError(
+      `'${args.file}' is a conversation history${format ? ` (${format} messages)` : ""}, not a JSON Schema or tool definitions: check it with 'toolwire history check ${args.file}'`,
+      EXIT.input,
+    );
+  }
   const list = toolList(doc);
+  const named = targetOfDocument(list?.tools ?? null);
+  let target;
+  if (args.target === undefined) {
+    if (named === null) throw new CliError(`'${args.file}' does not say which provider it is for (a bare schema, MCP tools or bare function declarations): pass --target (${SCHEMA_TARGETS.join(", ")})`, EXIT.input);
+    target = findTarget(named)!;
+  } else {
+    target = findTarget(args.target)!;
+    if (named !== null && FAMILY[named] !== FAMILY[target.name]) {
+      ctx.err(`toolwire schema: warning: '${args.file}' holds ${named} tool definitions; checking them for ${target.name}, as --target says\n`);
+    }
+  }
   const checked = list ? checkTools(list.tools, target.name) : null;
   const { items, rebuild } = checked
     ? { items: checked.map((t): Located => ({ name: t.name, schema: null, replace: (s) => s })), rebuild: (schemas: unknown[]) => schemas }

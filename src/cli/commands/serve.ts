@@ -1,11 +1,11 @@
-import { relative } from "node:path";
-import { parseArgs } from "node:util";
-import { startReplayServer, type ReplayRequestLog, type ReplayServer, type ReplayStream } from "../../node/replay-server.js";
+import { readdir, stat } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
+import { startReplayServer, type RecordedWholeResponse, type ReplayRequestLog, type ReplayServer, type ReplayStream } from "../../node/replay-server.js";
 import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
-import { supportedProviders } from "../../providers/registry.js";
 import { isProviderName, type ProviderName } from "../../types.js";
+import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../context.js";
-import { collectInputFiles, inputError, loadRecording } from "../input.js";
+import { collectInputFiles, inputError, loadRecording, readInputText, SKIPPED_FOLDERS, type InputFile } from "../input.js";
 
 export const summary = "serve recorded streams over loopback HTTP as the provider would, for SDKs, fetch and agents under test";
 
@@ -13,22 +13,33 @@ export const usage = `Usage: toolwire serve <file|dir>... [--port N] [--pace F] 
 
 Serves the recorded streams in the given files (NDJSON records, or any format 'toolwire import'
 reads; directories are searched for *.ndjson) on http://127.0.0.1:<port> (loopback only) in
-each provider's wire format. Point an SDK's baseURL, or fetch, at it. Each request is logged on
-stderr: method, path, status and the stream served.
+each provider's wire format, and the recorded whole responses of *.jsonl exchange files (one
+{"provider","body","status"?,"contentType"?,"sequence"?} per line). Point an SDK's baseURL, or
+fetch, at it. Each request is logged on stderr: method, path, status and the stream served.
 
-  POST …/messages                               anthropic         SSE
-  POST …/chat/completions                       openai-chat       SSE
-  POST …/responses                              openai-responses  SSE
+  POST …/messages                               anthropic         SSE; whole JSON without stream: true
+  POST …/chat/completions                       openai-chat       SSE; whole JSON without stream: true
+  POST …/responses                              openai-responses  SSE; whole JSON without stream: true
   POST …/models/<model>:streamGenerateContent   gemini            SSE with ?alt=sse, else a JSON array
+  POST …/models/<model>:generateContent         gemini            whole JSON
   POST …/model/<id>/converse-stream             bedrock           binary event stream
+  POST …/model/<id>/converse                    bedrock           whole JSON
   POST …/model/<id>/invoke-with-response-stream anthropic         binary event stream, base64 chunks (Claude on Bedrock)
-  POST …/api/chat                               ollama            NDJSON
+  POST …/model/<id>/invoke                      anthropic         whole Messages JSON (Claude on Bedrock)
+  POST …/api/chat                               ollama            NDJSON; whole JSON with stream: false
   GET  /streams                                 the stream keys, as JSON
 
-A request gets the stream named by its x-toolwire-stream header or ?stream= query parameter
-(a key, a unique suffix of one after '/' or '#', or any part of exactly one key; an unknown name
-gets the closest keys in its 404); otherwise the route's streams in turn, in file order (round
-robin per provider).
+A non-streamed request gets a whole response: the recorded one where the entry chosen is a
+recorded whole response, else the one the recorded stream assembles to, in the provider's
+non-streamed shape (arguments as the provider sent them, so the repairing fetch and the proxy
+have something to repair).
+
+A request gets the stream named by its x-toolwire-stream header, its ?stream= query parameter,
+or a path starting /stream/<name>/ (put it in an SDK's baseURL: http://127.0.0.1:PORT/stream/
+<name>/v1; encode '/' and '#' as %2F and %23). A name is a key, a unique suffix of one after '/'
+or '#', or any part of exactly one key; an unknown name gets the closest keys in its 404.
+Otherwise the route's streams in turn, in file order (round robin per provider, streamed and
+non-streamed requests counted apart).
 
   --port N       port to listen on (default: a free one, printed at start)
   --pace F       replay at the recorded pace ('t' offsets) times F (1 = as recorded, 0.1 = 10x
@@ -47,30 +58,87 @@ interface ServeArgs {
 }
 
 function parse(args: string[]): ServeArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" } } });
-  } catch (error) {
-    throw new CliError(`${(error as Error).message}\n\n${usage}`, EXIT.usage);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length === 0) throw new CliError(`no file given.\n\n${usage}`, EXIT.usage);
+  const { values, positionals } = parseCommandArgs("serve", args, { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" } });
+  if (positionals.length === 0) throw usageError("serve", "no file given");
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${values.port}'`, EXIT.usage);
   const pace = values.pace === undefined ? undefined : Number(values.pace);
   if (pace !== undefined && (!Number.isFinite(pace) || pace < 0)) throw new CliError(`--pace must be a non-negative number, got '${values.pace}'`, EXIT.usage);
-  if (values.provider !== undefined && !isProviderName(values.provider)) {
-    throw new CliError(`unknown provider '${values.provider}'. Known providers: ${supportedProviders().join(", ")}.`, EXIT.usage);
-  }
-  return { paths: positionals, port, pace, provider: values.provider as ProviderName | undefined };
+  return { paths: positionals, port, pace, provider: providerOption(values.provider) };
 }
 
-/** The recorded streams of the given paths, keyed by file (relative to the folder it was found in) and sequence. */
+/** A recorded whole response line: `{provider, body, status?, contentType?, sequence?, url?}`. */
+function wholeRecordOf(value: unknown): ({ provider: ProviderName; sequence: string | null } & RecordedWholeResponse) | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const record = value as Record<string, unknown>;
+  if (!isProviderName(record.provider) || typeof record.body !== "string") return null;
+  if (record.status !== undefined && (typeof record.status !== "number" || !Number.isInteger(record.status) || record.status < 200 || record.status > 599)) return null;
+  if (record.contentType !== undefined && typeof record.contentType !== "string") return null;
+  return {
+    provider: record.provider,
+    sequence: typeof record.sequence === "string" ? record.sequence : null,
+    status: (record.status as number | undefined) ?? 200,
+    contentType: (record.contentType as string | undefined) ?? "application/json",
+    body: record.body,
+  };
+}
+
+/** A `.jsonl` file of recorded whole responses, or null when its first record is not one (then it is read as a recording). */
+async function loadWholeFile(file: InputFile): Promise<ReplayStream[] | null> {
+  const text = await readInputText(file);
+  const name = relative(file.root, file.path).replace(/\\/g, "/").replace(/\.jsonl$/, "");
+  const entries: ReplayStream[] = [];
+  let line = 0;
+  for (const raw of text.split("\n")) {
+    line++;
+    const trimmed = raw.trim();
+    if (trimmed === "" || trimmed.startsWith("#")) continue;
+    let record;
+    try {
+      record = wholeRecordOf(JSON.parse(trimmed));
+    } catch {
+      record = null;
+    }
+    if (record === null) {
+      if (entries.length === 0) return null;
+      throw inputError(file.shown, `line ${line}: not a recorded whole response ({"provider", "body", "status"?, "contentType"?, "sequence"?})`);
+    }
+    const { provider, sequence, ...whole } = record;
+    entries.push({ key: sequence === null ? name : `${name}#${sequence}`, file: file.path, sequence, provider, events: [], whole });
+  }
+  return entries;
+}
+
+/** The `.jsonl` exchange files under the given directories (the SKIPPED_FOLDERS left out unless named). */
+async function collectWholeFiles(paths: string[], cwd: string): Promise<InputFile[]> {
+  const files: InputFile[] = [];
+  for (const path of paths) {
+    const absolute = resolve(cwd, path);
+    const info = await stat(absolute).catch(() => null);
+    if (!info?.isDirectory()) continue;
+    const entries = await readdir(absolute, { recursive: true }).catch(() => [] as string[]);
+    for (const entry of entries.filter((item) => item.endsWith(".jsonl")).sort()) {
+      if (entry.split(sep).slice(0, -1).some((folder) => Object.hasOwn(SKIPPED_FOLDERS, folder))) continue;
+      const file = join(absolute, entry);
+      files.push({ path: file, shown: relative(cwd, file) || file, root: absolute });
+    }
+  }
+  return files;
+}
+
+/** The recorded streams and whole responses of the given paths, keyed by file (relative to the folder it was found in) and sequence. */
 async function loadStreams(paths: string[], cwd: string, forced: ProviderName | undefined): Promise<ReplayStream[]> {
-  const files = await collectInputFiles(paths, cwd);
-  if (files.length === 0) throw inputError(paths.join("', '"), "no .ndjson files in it");
+  const files = [...(await collectInputFiles(paths, cwd)), ...(await collectWholeFiles(paths, cwd))];
+  if (files.length === 0) throw inputError(paths.join("', '"), "no .ndjson recordings or .jsonl whole responses in it");
   const streams: ReplayStream[] = [];
   for (const file of files) {
+    if (file.path.endsWith(".jsonl")) {
+      const whole = await loadWholeFile(file);
+      if (whole !== null) {
+        streams.push(...whole.map((entry) => (forced ? { ...entry, provider: forced } : entry)));
+        continue;
+      }
+    }
     const loaded = await loadRecording(file);
     const name = relative(file.root, file.path).replace(/\\/g, "/").replace(/\.ndjson$/, "");
     for (const stream of loaded.streams) {
@@ -119,7 +187,7 @@ export async function startServe(args: string[], ctx: CliContext): Promise<Repla
   for (const stream of streams) counts.set(stream.provider, (counts.get(stream.provider) ?? 0) + 1);
   ctx.out(
     `toolwire serve: ${streams.length} stream(s) (${[...counts].map(([provider, count]) => `${provider} ${count}`).join(", ")}) on ${server.url}\n` +
-      `  list them: GET ${server.url}/streams; pick one with the x-toolwire-stream header or ?stream=<part of its key>\n`,
+      `  list them: GET ${server.url}/streams; pick one with the x-toolwire-stream header, ?stream=<part of its key> or a base URL ${server.url}/stream/<part of its key>/…\n`,
   );
   return server;
 }

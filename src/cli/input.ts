@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, relative, resolve, join, sep } from "node:path";
-import { RecordFormatError, RecordsParser, type RecordedStream } from "../framing/records.js";
+import { RecordFormatError, RecordsParser, type ParsedRecord, type RecordedStream } from "../framing/records.js";
 import { ImportError, importRecording, type ImportOptions } from "../import/index.js";
 import type { TextCallSetting } from "../text-calls/options.js";
 import { isTextCallSyntaxName } from "../text-calls/syntaxes.js";
@@ -278,11 +278,12 @@ export async function importInput(file: InputSource, options: ImportOptions = {}
 }
 
 /**
- * A toolwire NDJSON file, read as a stream: line by line into the records parser, never the whole
- * file as one string (bounded by the size limit; the events themselves are kept). Empty and
- * blank files are input errors, as for every format.
+ * A toolwire NDJSON file, read as a stream: line by line, each record handed to `onRecord` as it
+ * is parsed (with the text-call setting the header named so far), never the whole file as one
+ * string. Empty and blank files are input errors, as for every format. Returns the header's
+ * text-call setting.
  */
-async function readRecordsFile(file: InputSource): Promise<LoadedRecording> {
+export async function forEachRecord(file: InputSource, onRecord: (record: ParsedRecord, textCalls: TextCallSetting | null) => void): Promise<{ textCalls: TextCallSetting | null }> {
   const parser = new RecordsParser();
   const decoder = new TextDecoder();
   let textCalls: TextCallSetting | null = null;
@@ -293,7 +294,8 @@ async function readRecordsFile(file: InputSource): Promise<LoadedRecording> {
     const trimmed = text.trim();
     if (trimmed.startsWith("#")) textCalls ??= textCallsHeader(trimmed);
     else if (trimmed !== "" && trimmed !== "\uFEFF") content = true;
-    parser.line(text);
+    const record = parser.parse(text);
+    if (record !== null) onRecord(record, textCalls);
   };
   for await (const chunk of chunksOf(file)) {
     bytes += chunk.length;
@@ -309,6 +311,13 @@ async function readRecordsFile(file: InputSource): Promise<LoadedRecording> {
   if (rest !== "") line(rest);
   if (bytes === 0) throw inputError(file.shown, "the file is empty: no recorded stream in it");
   if (!content) throw inputError(file.shown, "the file holds only blank or comment lines: no recorded stream in it");
+  return { textCalls };
+}
+
+/** A toolwire NDJSON file's streams (bounded by the size limit; the events are kept). */
+async function readRecordsFile(file: InputSource): Promise<LoadedRecording> {
+  const parser = new RecordsParser();
+  const { textCalls } = await forEachRecord(file, (record) => parser.add(record));
   return { streams: parser.finish(), format: "records", notes: [], ...(textCalls !== null ? { textCalls } : {}) };
 }
 

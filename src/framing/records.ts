@@ -63,6 +63,16 @@ export function parseRecords(text: string): RecordedStream[] {
   return parser.finish();
 }
 
+/** One record line, parsed: its stream, its event and its time offset. */
+export interface ParsedRecord {
+  sequence: string | null;
+  provider: ProviderName | null;
+  event: ProviderEvent;
+  t: number | undefined;
+  /** 1-based line number. */
+  line: number;
+}
+
 /**
  * The line-at-a-time form of {@link parseRecords}, for a file read as a stream: feed each line
  * (without its `\n`; a trailing `\r` and a leading byte-order mark on the first line are dropped)
@@ -78,11 +88,20 @@ export class RecordsParser {
   }
 
   line(raw: string): void {
+    const record = this.parse(raw);
+    if (record !== null) this.add(record);
+  }
+
+  /**
+   * One line checked and parsed, without keeping it: null for a blank or `#` line. Callers that
+   * consume records as they come (and never need them grouped) use this and `add` nothing.
+   */
+  parse(raw: string): ParsedRecord | null {
     const lineNumber = ++this.#lineNumber;
     const unmarked = lineNumber === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     const line = unmarked.endsWith("\r") ? unmarked.slice(0, -1) : unmarked;
     const trimmed = line.trim();
-    if (trimmed === "" || trimmed.startsWith("#")) return;
+    if (trimmed === "" || trimmed.startsWith("#")) return null;
 
     let value: unknown;
     try {
@@ -133,7 +152,12 @@ export class RecordsParser {
     } else {
       event = { data: value };
     }
+    return { sequence, provider, event, t, line: lineNumber };
+  }
 
+  /** Keeps a parsed record in its stream (grouped by sequence; a provider that conflicts with the stream's is an error). */
+  add(record: ParsedRecord): void {
+    const { sequence, provider, event, t, line: lineNumber } = record;
     let stream = this.#streams.get(sequence);
     if (!stream) {
       stream = { sequence, provider, events: [], timed: false };

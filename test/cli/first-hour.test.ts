@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { EXIT, type CliContext } from "../../src/cli/context.js";
 import { main } from "../../src/cli/main.js";
 import { parseRecords } from "../../src/framing/records.js";
+import { replayEvents, toReplayJson } from "../../src/replay.js";
 import { TESTDATA } from "../helpers/testdata.js";
 import { cli } from "./support.js";
 
@@ -152,6 +153,26 @@ describe("large input is an input error, and files are read as streams", () => {
     const crlf = await cli(["replay", "crlf.ndjson", "--json"], { cwd: dir });
     expect(crlf.code).toBe(EXIT.ok);
     expect(crlf.out).toBe(plain.out);
+  });
+});
+
+describe("a records file is decoded as it is read", () => {
+  it("streams one after another and interleaved streams give what parseRecords and replayEvents give", async () => {
+    const dir = scratch();
+    const text = readFileSync(join(TESTDATA, GEMINI), "utf8");
+    const lines = text.split("\n").filter((line) => line.startsWith("{"));
+    // The same records with their streams interleaved: every other line swapped with a line of another stream.
+    const interleaved = [...lines].sort((a, b) => (JSON.parse(a) as { sequence: string }).sequence.localeCompare((JSON.parse(b) as { sequence: string }).sequence) || 0);
+    const mixed = interleaved.map((_, i, all) => all[i % 2 === 0 ? i / 2 : Math.floor(all.length / 2) + (i - 1) / 2] as string);
+    writeFileSync(join(dir, "contiguous.ndjson"), text);
+    writeFileSync(join(dir, "interleaved.ndjson"), mixed.join("\n") + "\n");
+    const expected = (records: string) =>
+      parseRecords(records)
+        .map((stream) => JSON.stringify(toReplayJson(replayEvents(stream))))
+        .join("\n") + "\n";
+    expect((await cli(["replay", "contiguous.ndjson", "--json"], { cwd: dir })).out).toBe(expected(text));
+    expect((await cli(["replay", "interleaved.ndjson", "--json"], { cwd: dir })).out).toBe(expected(mixed.join("\n")));
+    expect(new Set(mixed.map((line) => (JSON.parse(line) as { sequence: string }).sequence)).size).toBeGreaterThan(1);
   });
 });
 

@@ -2,12 +2,15 @@ import { relative } from "node:path";
 import { detectProvider, ProviderDetectionError } from "../../providers/detect.js";
 import { UnsupportedProviderError } from "../../providers/registry.js";
 import { replayEvents, toReplayJson } from "../../replay.js";
-import { PROVIDERS, type DecodedTurn, type ProviderName, type ToolCall } from "../../types.js";
+import { PROVIDERS, type DecodedTurn, type ProviderEvent, type ProviderName, type ToolCall } from "../../types.js";
 import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
 import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../../text-calls/syntaxes.js";
 import type { TextCallSetting } from "../../text-calls/options.js";
-import { collectInputFiles, inputError, loadRecording, SKIPPED_FOLDERS } from "../input.js";
+import { collectInputFiles, forEachRecord, inputError, loadRecording, SKIPPED_FOLDERS, type InputFile } from "../input.js";
+import { RecordFormatError } from "../../framing/records.js";
+import { createDecoder } from "../../providers/registry.js";
+import type { StreamingDecoder } from "../../providers/codec.js";
 import { fitLine } from "../text.js";
 import { loadToolsFile } from "../tools-file.js";
 
@@ -109,27 +112,17 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const textCallHints: string[] = [];
   let matched = 0;
   for (const file of files) {
-    const loaded = await loadRecording(file);
-    const fileTextCalls = textCalls === null ? undefined : (textCalls ?? loaded.textCalls);
+    const decoded = await decodeFile(file, { provider, textCalls, sequence: values.sequence });
     const turns: DecodedTurn[] = [];
-    for (const stream of loaded.streams) {
-      if (values.sequence !== undefined && stream.sequence !== values.sequence) continue;
+    for (const { turn, events, where, textCallsSet } of decoded) {
       matched++;
-      const where = `'${file.shown}'${stream.sequence ? ` (sequence ${stream.sequence})` : ""}`;
-      let turn: DecodedTurn;
-      try {
-        turn = replayEvents(stream, { ...(provider ? { provider } : {}), ...(fileTextCalls ? { textCalls: fileTextCalls } : {}) });
-      } catch (error) {
-        if (error instanceof ProviderDetectionError || error instanceof UnsupportedProviderError) throw new CliError(`${where}: ${error.message}`, EXIT.input);
-        throw error;
-      }
       if (provider) {
-        const lookalike = lookalikeProvider(turn, stream.events, provider);
+        const lookalike = lookalikeProvider(turn, events, provider);
         if (lookalike) misread.push({ where, lookalike });
       }
-      if (textCalls === undefined && fileTextCalls === undefined && turn.toolCalls.length === 0 && turn.text !== "") {
+      if (!textCallsSet && turn.toolCalls.length === 0 && turn.text !== "") {
         // Only streams that decoded text and no call pay for a second decoding.
-        const withTextCalls = replayEvents(stream, { provider: turn.provider, textCalls: "auto" });
+        const withTextCalls = replayEvents({ sequence: turn.sequence, provider: turn.provider, events }, { provider: turn.provider, textCalls: "auto" });
         if (withTextCalls.toolCalls.length > 0) textCallHints.push(where);
       }
       turns.push(turn);
@@ -160,6 +153,129 @@ export function misreadLine(provider: ProviderName, misread: ReadonlyArray<{ whe
   if (misread.length === 1) return `${first.where}: decoded as ${provider}, nothing in it is ${provider}; its events look like ${first.lookalike} (try --provider ${first.lookalike}).`;
   const hint = counts.size === 1 ? `try --provider ${first.lookalike}` : "leave --provider out to detect each stream's provider";
   return `--provider ${provider} decoded nothing in ${misread.length} of ${plural(streams, "stream")}: their events look like ${looks} (first: ${first.where}); ${hint}.`;
+}
+
+/** One stream of a file, decoded: its turn, its events (or, for a file read as a stream, the first of them) and where it is. */
+interface DecodedStream {
+  turn: DecodedTurn;
+  /** All the events, or the first SAMPLE_EVENTS of a streamed file: for the provider and text-call hints. */
+  events: ProviderEvent[];
+  where: string;
+  /** Whether a text-call setting (flag or header) applied. */
+  textCallsSet: boolean;
+}
+
+/** Events kept per stream of an NDJSON file read as a stream, for the hints (the decoding sees them all). */
+const SAMPLE_EVENTS = 512;
+
+interface DecodeOptions {
+  provider: ProviderName | undefined;
+  /** --text-calls: undefined when not given, null for off. */
+  textCalls: TextCallSetting | null | undefined;
+  sequence: string | undefined;
+}
+
+function whereOf(file: InputFile, sequence: string | null): string {
+  return `'${file.shown}'${sequence ? ` (sequence ${sequence})` : ""}`;
+}
+
+/** Signals a file whose streams are interleaved: it is read whole instead. */
+class Interleaved extends Error {}
+
+/** A file's streams, loaded whole and then decoded (any import format; interleaved NDJSON). */
+async function decodeLoaded(file: InputFile, options: DecodeOptions, settingOf: (header: TextCallSetting | null | undefined) => TextCallSetting | undefined): Promise<DecodedStream[]> {
+  const loaded = await loadRecording(file);
+  const setting = settingOf(loaded.textCalls);
+  return loaded.streams
+    .filter((stream) => options.sequence === undefined || stream.sequence === options.sequence)
+    .map((stream) => {
+      const where = whereOf(file, stream.sequence);
+      try {
+        const turn = replayEvents(stream, { ...(options.provider ? { provider: options.provider } : {}), ...(setting ? { textCalls: setting } : {}) });
+        return { turn, events: stream.events, where, textCallsSet: options.textCalls !== undefined || setting !== undefined };
+      } catch (error) {
+        if (error instanceof ProviderDetectionError || error instanceof UnsupportedProviderError) throw new CliError(`${where}: ${error.message}`, EXIT.input);
+        throw error;
+      }
+    });
+}
+
+/**
+ * A file's streams, decoded. A toolwire NDJSON file is decoded as it is read, one stream after
+ * the other: each record goes to its stream's decoder as soon as the stream's provider is known
+ * (forced, or the records' `provider` field), so its events are not kept (only a sample for the
+ * hints), and a stream is finished when the next one starts; a stream whose provider must be
+ * detected keeps its events until it ends. A file whose streams are interleaved (a sequence that
+ * comes back), and every other format, is loaded whole first.
+ */
+async function decodeFile(file: InputFile, options: DecodeOptions): Promise<DecodedStream[]> {
+  const settingOf = (header: TextCallSetting | null | undefined): TextCallSetting | undefined => (options.textCalls === null ? undefined : (options.textCalls ?? header ?? undefined));
+  if (!file.path.endsWith(".ndjson") || file.stdin) return decodeLoaded(file, options, settingOf);
+
+  interface Open {
+    sequence: string | null;
+    decoder: StreamingDecoder | null;
+    /** Events waiting for the provider to be known. */
+    waiting: ProviderEvent[];
+    sample: ProviderEvent[];
+    setting: TextCallSetting | undefined;
+    /** The provider the records named, to refuse a conflicting one as parseRecords does. */
+    named: ProviderName | null;
+  }
+  const decoded: DecodedStream[] = [];
+  const start = (entry: Open, provider: ProviderName): void => {
+    entry.decoder = createDecoder(provider, { sequence: entry.sequence, ...(entry.setting ? { textCalls: entry.setting } : {}) });
+    for (const event of entry.waiting.splice(0)) entry.decoder.push(event);
+  };
+  /** The stream being read; a file's streams are normally one after another. */
+  let current: Open | null = null;
+  const closed = new Set<string | null>();
+  const close = (entry: Open): void => {
+    const where = whereOf(file, entry.sequence);
+    if (entry.decoder === null) {
+      try {
+        start(entry, detectProvider(entry.waiting));
+      } catch (error) {
+        if (error instanceof ProviderDetectionError || error instanceof UnsupportedProviderError) throw new CliError(`${where}: ${error.message}`, EXIT.input);
+        throw error;
+      }
+    }
+    const turn = (entry.decoder as StreamingDecoder).finish();
+    const textCallsSet = options.textCalls !== undefined || entry.setting !== undefined;
+    // The sample is kept only for a stream a hint may be about (see run): the others let it go.
+    const hinted = (options.provider !== undefined && decodedNothing(turn)) || (!textCallsSet && turn.toolCalls.length === 0 && turn.text !== "");
+    decoded.push({ turn, events: hinted ? entry.sample : [], where, textCallsSet });
+    closed.add(entry.sequence);
+  };
+  try {
+    await forEachRecord(file, (record, header) => {
+      if (options.sequence !== undefined && record.sequence !== options.sequence) return;
+      if (current !== null && current.sequence !== record.sequence) {
+        close(current);
+        current = null;
+      }
+      // Streams interleaved in the file (a sequence that comes back): read it whole instead.
+      if (closed.has(record.sequence)) throw new Interleaved();
+      if (current === null) current = { sequence: record.sequence, decoder: null, waiting: [], sample: [], setting: settingOf(header), named: null };
+      const entry: Open = current;
+      if (record.provider !== null) {
+        if (entry.named !== null && entry.named !== record.provider) {
+          throw new RecordFormatError(`provider ${JSON.stringify(record.provider)} conflicts with ${JSON.stringify(entry.named)} given earlier for sequence ${JSON.stringify(record.sequence)}`, record.line);
+        }
+        entry.named = record.provider;
+      }
+      if (entry.sample.length < SAMPLE_EVENTS) entry.sample.push(record.event);
+      if (entry.decoder === null && (options.provider ?? record.provider) !== null) start(entry, (options.provider ?? record.provider) as ProviderName);
+      if (entry.decoder) entry.decoder.push(record.event);
+      else entry.waiting.push(record.event);
+    });
+  } catch (error) {
+    if (error instanceof Interleaved) return decodeLoaded(file, options, settingOf);
+    if (error instanceof RecordFormatError) throw inputError(file.shown, error.message);
+    throw error;
+  }
+  if (current !== null) close(current);
+  return decoded;
 }
 
 interface Totals {

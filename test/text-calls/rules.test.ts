@@ -295,6 +295,12 @@ describe("reasoning written into the text (issue 30)", () => {
     expect(held).toContain("close");
   });
 
+  it('a lone </think> is markup; only under "auto" does it say that text before it was passed on', () => {
+    expect(chunked("Plan first.</think>Answer.")).toMatchObject({ text: "Plan first.Answer.", diagnostics: ["text_reasoning_passed_on"] });
+    expect(chunked("Plan first.</think>Answer.", { thinking: "closed" })).toMatchObject({ text: "Plan first.Answer.", diagnostics: [] });
+    expect(chunked("<think>a</think>b</think>c")).toMatchObject({ text: "bc", reasoning: "a", diagnostics: [] });
+  });
+
   it("what a lone </think> may still claim is bounded: past MAX_HELD_REASONING the held call goes on", () => {
     const opened: string[] = [];
     const extractor = new TextCallExtractor(resolveTextCallOptions("auto")!, { text: () => undefined, open: (name) => opened.push(name), args: () => undefined, close: () => undefined, diagnostic: () => undefined });

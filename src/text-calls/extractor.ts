@@ -278,6 +278,8 @@ export class TextCallExtractor implements ParseContext {
   constructor(
     private readonly options: ResolvedTextCallOptions,
     private readonly sink: TextCallSink,
+    /** A reasoning stream (reasoning deltas, read with `reasoning: true`) is reasoning already: no lone `</think>` is awaited. */
+    reasoningChannel = false,
   ) {
     this.baseMarkers = markerTrieFor(options.syntaxes);
     this.markers = this.baseMarkers;
@@ -285,8 +287,8 @@ export class TextCallExtractor implements ParseContext {
     this.anywherePythonic = options.toolNames !== null && options.syntaxes.has("pythonic");
     this.angle = this.markers.next.has(60);
     this.bracket = this.markers.next.has(91) || this.anywherePythonic;
-    this.maybeReasoning = options.thinking === "auto" && (THINK_SYNTAXES.some((name) => options.syntaxes.has(name)) || options.syntaxes.has("mistral"));
-    if (options.thinking === "open" && THINK_SYNTAXES.some((name) => options.syntaxes.has(name))) this.enterRegion("</think>");
+    this.maybeReasoning = !reasoningChannel && options.thinking === "auto" && (THINK_SYNTAXES.some((name) => options.syntaxes.has(name)) || options.syntaxes.has("mistral"));
+    if (!reasoningChannel && options.thinking === "open" && THINK_SYNTAXES.some((name) => options.syntaxes.has(name))) this.enterRegion("</think>");
   }
 
   /** Calls this extractor opened so far. */
@@ -607,7 +609,7 @@ export class TextCallExtractor implements ParseContext {
       }
       // A lone close: the prompt opened the reasoning. What is held from a call on was reasoning;
       // text before it was passed on already (a call is held only after some text).
-      if (this.shadow !== null || !this.atStart) this.passedOn = true;
+      if (this.maybeReasoning && (this.shadow !== null || !this.atStart)) this.passedOn = true;
       if (this.shadow !== null) {
         const reasoning = this.shadow.slice(0, this.shadow.length - s.length + k);
         const dropped = this.parkedCalls;

@@ -85,7 +85,7 @@ export class TextCallRouter<Call> {
     if (!extractor) {
       const emit = reasoning ? (t: string) => this.host.emitReasoning(block as ReasoningBlock, t) : (t: string) => this.host.emitText(block as TextBlock, t);
       const emitReasoning = reasoning ? emit : (t: string) => this.host.emitTextReasoning(block as TextBlock, t);
-      extractor = new TextCallExtractor(this.options, { ...this.sink(emit, "text"), reasoning: emitReasoning });
+      extractor = new TextCallExtractor(this.options, { ...this.sink(emit, "text"), reasoning: emitReasoning }, reasoning);
       this.channels.set(block, extractor);
     }
     this.lastBlock = block;

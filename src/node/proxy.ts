@@ -75,6 +75,7 @@ export interface ProxyLogRecord {
   withheld: number;
 }
 
+/** How `startProxy` / `createProxyHandler` forward: the upstream (or routes), the repairs, limits, logging and observability. */
 export interface ProxyOptions {
   /** The provider's base URL, e.g. `https://api.anthropic.com`: a route for every path (after `routes`). */
   upstream?: string;

@@ -1,4 +1,5 @@
 import { gzipSync } from "node:zlib";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { detectFormat, ImportError, importFile, importRecording } from "../../src/import/index.js";
 import { replayEvents } from "../../src/replay.js";
@@ -150,5 +151,22 @@ describe("HAR 1.2", () => {
       expect(error.code).toBe("malformed");
       expect(error.message).toBe("a.har: log.entries[1] has no 'response' object (expected a HAR 1.2 entry)");
     });
+  });
+});
+
+describe("HAR and test-agent wrappings change nothing (property)", () => {
+  const payload = fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 });
+
+  it("an SSE body imports to the same events bare, in a HAR entry (text or base64) and in a test-agent cassette", () => {
+    fc.assert(
+      fc.property(fc.array(payload, { minLength: 1, maxLength: 8 }), fc.boolean(), (payloads, asBase64) => {
+        const sse = payloads.map((p) => `data: ${JSON.stringify(p)}\n\n`).join("");
+        const bare = importFile("body.sse", utf8(sse)).streams[0]?.events;
+        const content = asBase64 ? { mimeType: "text/event-stream", text: base64(sse), encoding: "base64" } : { mimeType: "text/event-stream", text: sse };
+        expect(importFile("a.har", har([entry({ content })])).streams[0]?.events).toEqual(bare);
+        const agent = { request: { method: "POST", url: CHAT_URL }, response: { status: { code: 200 }, headers: { "Content-Type": "text/event-stream" }, body: asBase64 ? `base64:${base64(sse)}` : sse } };
+        expect(importFile("c.json", utf8(JSON.stringify(agent))).streams[0]?.events).toEqual(bare);
+      }),
+    );
   });
 });

@@ -31,7 +31,7 @@ export interface ImportOptions {
 }
 
 export interface ImportResult {
-  /** Container format name: sse, json-array, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1. */
+  /** Container format name: sse, json-array, json-lines, records, eventstream, eventstream-base64, go-vcr-v2, vcr.py, httprr-v1, har, ddapm-test-agent, genai-replay. */
   format: string;
   streams: RecordedStream[];
   /** What the conversion dropped or inferred, for the file's `#` header. */

@@ -5,12 +5,16 @@ import { cassetteToStreams, detectCassette, parseYaml } from "./cassette.js";
 import { CollectingInflater, inflate, ReadyInflater, type BodyInflater } from "./decompress.js";
 import { ImportError, type ImportOptions, type ImportResult } from "./errors.js";
 import { base64EventStreamToEvents, eventStreamBodyToEvents, looksLikeEventStream } from "./eventstream.js";
+import { genaiReplayToStreams, isGenaiReplay } from "./genai-replay.js";
+import { harToStreams, isHar } from "./har.js";
 import { httprrToStreams, isHttprr } from "./httprr.js";
 import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
+import { isRecord, keysOf } from "./json-document.js";
 import { jsonLinesToEvents } from "./json-lines.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { splitConcatenatedMessages } from "./split-messages.js";
+import { isTestAgentCassette, testAgentToStreams } from "./test-agent.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
 
 export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
@@ -31,10 +35,17 @@ export type ImportFormat =
   | "eventstream-base64"
   | "go-vcr-v2"
   | "vcr.py"
-  | "httprr-v1";
+  | "httprr-v1"
+  | "har"
+  | "ddapm-test-agent"
+  | "genai-replay";
 
 export const IMPORT_FORMATS_HELP =
-  "raw SSE text, JSON per line (*.chunks.txt), a JSON array body (Gemini without alt=sse), toolwire/kilroy NDJSON records, binary or base64 AWS event stream, go-vcr v2 or VCR.py YAML cassettes, httprr v1 traces; gzip-compressed files and bodies (importRecording)";
+  "raw SSE text, JSON per line (*.chunks.txt), a JSON array body (Gemini without alt=sse), toolwire/kilroy NDJSON records, binary or base64 AWS event stream, go-vcr v2 or VCR.py YAML cassettes (or VCR.py JSON), httprr v1 traces, HAR 1.2 files (Polly.js, Playwright, browsers), ddapm-test-agent JSON cassettes, Google GenAI SDK replay files; gzip-compressed files and bodies (importRecording)";
+
+/** The JSON documents the importer knows, for the error that names a document it does not. */
+const JSON_CONTAINERS_HELP =
+  "a HAR 1.2 file ({log: {entries}}), a ddapm-test-agent cassette ({request, response: {status, headers, body}}), a Google GenAI SDK replay ({recordID or replay_id, interactions[].response.bodySegments}) or a VCR.py JSON cassette ({interactions[].response.body.string})";
 
 const BASE64_TEXT = /^[A-Za-z0-9+/\s]+={0,2}\s*$/;
 
@@ -46,11 +57,33 @@ function firstContentLine(text: string): string {
   return "";
 }
 
-/** What detection can tell before parsing: a YAML cassette is go-vcr or VCR.py only once parsed. */
-export type DetectedFormat = Exclude<ImportFormat, "go-vcr-v2" | "vcr.py"> | "yaml-cassette";
+/**
+ * What detection can tell before parsing: a YAML cassette is go-vcr or VCR.py only once parsed.
+ * `json-cassette` is a VCR.py cassette serialized as JSON; `json-document` is a JSON document of
+ * no container the importer knows (or one that is not valid JSON), which importing reports.
+ */
+export type DetectedFormat = Exclude<ImportFormat, "go-vcr-v2" | "vcr.py"> | "yaml-cassette" | "json-cassette" | "json-document";
+
+/** Detection's verdict, with the JSON document it had to parse to decide (so it is parsed once). */
+interface Sniffed {
+  format: DetectedFormat;
+  doc?: unknown;
+  /** For `json-document`: why the text is neither JSON per line nor a known JSON container. */
+  problem?: string;
+}
 
 /** Decides the container from the name's suffix where it is unambiguous, else from the bytes. */
 export function detectFormat(name: string, bytes: Uint8Array): DetectedFormat | null {
+  return sniff(name, bytes)?.format ?? null;
+}
+
+function sniff(name: string, bytes: Uint8Array): Sniffed | null {
+  const format = sniffFormat(name, bytes);
+  if (format === null) return null;
+  return typeof format === "string" ? { format } : format;
+}
+
+function sniffFormat(name: string, bytes: Uint8Array): DetectedFormat | Sniffed | null {
   const lower = name.toLowerCase();
   if (isHttprr(bytes)) return "httprr-v1";
   if (lower.endsWith(".eventstream.base64.txt") || lower.endsWith(".eventstream.b64")) return "eventstream-base64";
@@ -63,7 +96,8 @@ export function detectFormat(name: string, bytes: Uint8Array): DetectedFormat | 
   const first = firstContentLine(text);
   if (/^(event|data|id|retry)?:/.test(first)) return "sse";
   if (first.startsWith("[") && looksLikeJsonArray(text)) return "json-array";
-  if (first.startsWith("{") || first.startsWith("[")) return jsonLinesKind(text);
+  if (first.startsWith("{")) return jsonObjectKind(text, first);
+  if (first.startsWith("[")) return jsonLinesKind(text);
   if (/^(---|%YAML|version:|interactions:)/.test(first)) return "yaml-cassette";
   if (first !== "" && BASE64_TEXT.test(text) && looksLikeEventStream(base64OrEmpty(text))) return "eventstream-base64";
   return null;
@@ -75,6 +109,49 @@ function base64OrEmpty(text: string): Uint8Array {
   } catch {
     return new Uint8Array(0);
   }
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Text that opens with '{': one JSON document (a HAR file, a test-agent cassette, a GenAI replay,
+ * a VCR.py JSON cassette) or JSON per line. A document of a known container wins; a document of
+ * another shape on one line is JSON per line (a one-event stream); on several lines, or text that
+ * is neither, it is reported as a JSON document the importer does not know. Parsing the whole text
+ * stops at the end of the first value when it is JSON per line, so the cost stays linear.
+ */
+function jsonObjectKind(text: string, first: string): DetectedFormat | Sniffed {
+  let doc: unknown;
+  let wholeError: string | null = null;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    wholeError = error instanceof Error ? error.message : String(error);
+  }
+  if (wholeError === null) {
+    if (isGenaiReplay(doc)) return { format: "genai-replay", doc };
+    if (detectCassette(doc) !== null) return { format: "json-cassette", doc };
+    if (isHar(doc)) return { format: "har", doc };
+    if (isTestAgentCassette(doc)) return { format: "ddapm-test-agent", doc };
+    if (!isRecord(doc) || !/[\r\n]/.test(text.trim())) return jsonLinesKind(text);
+    return { format: "json-document", doc, problem: `a JSON document of an unknown container format: expected ${JSON_CONTAINERS_HELP}; its top-level keys are ${keysOf(doc)}` };
+  }
+  if (parsesAsJson(first)) return jsonLinesKind(text);
+  return {
+    format: "json-document",
+    problem: `neither JSON per line (the first line, ${quoteFirst(first)}, is not a complete JSON value) nor one JSON document (${wholeError})`,
+  };
+}
+
+function quoteFirst(line: string): string {
+  return JSON.stringify(line.length > 40 ? `${line.slice(0, 40)}…` : line);
 }
 
 function jsonLinesKind(text: string): "records" | "json-lines" {
@@ -155,10 +232,11 @@ function importWith(name: string, bytes: Uint8Array, options: ImportOptions, inf
   if (startsWithBytes(bytes, GZIP_MAGIC)) {
     throw new ImportError("the file is gzip-compressed: importFile is synchronous and cannot inflate it; use importRecording (or `toolwire import`), or gunzip it first.", "compressed", name);
   }
-  const detected = detectFormat(name, bytes);
-  if (detected === null) {
+  const sniffed = sniff(name, bytes);
+  if (sniffed === null) {
     throw new ImportError(`unrecognized format: expected one of ${IMPORT_FORMATS_HELP}`, "unrecognized_format", name);
   }
+  const detected = sniffed.format;
 
   const notes: string[] = [];
   let format: ImportFormat;
@@ -209,6 +287,27 @@ function importWith(name: string, bytes: Uint8Array, options: ImportOptions, inf
       format = detected;
       streams = httprrToStreams(bytes, name, notes, inflater);
       break;
+    case "json-document":
+      throw new ImportError(sniffed.problem ?? "a JSON document of an unknown container format", sniffed.doc === undefined ? "malformed" : "unrecognized_format", name);
+    case "har":
+      format = detected;
+      streams = harToStreams(sniffed.doc, name, notes, inflater);
+      break;
+    case "ddapm-test-agent":
+      format = detected;
+      streams = testAgentToStreams(sniffed.doc, name, notes, inflater);
+      break;
+    case "genai-replay":
+      format = detected;
+      streams = genaiReplayToStreams(sniffed.doc, name, notes);
+      break;
+    case "json-cassette": {
+      const cassette = detectCassette(sniffed.doc) ?? "vcr.py";
+      format = cassette;
+      notes.push(`${cassette} cassette serialized as JSON`);
+      streams = cassetteToStreams(sniffed.doc, cassette, name, notes, inflater);
+      break;
+    }
     case "yaml-cassette": {
       const doc = parseYaml(textOf(bytes, name, "YAML"), name, notes);
       const cassette = detectCassette(doc);

@@ -51,9 +51,17 @@ describe("JSON per line (synthetic)", () => {
 
 describe("JSON per line: strictness", () => {
   it("rejects a broken line in a file that was only sniffed as JSON lines, naming the line", () => {
+    const broken = utf8('{"a":1}\n{"b":\n');
+    expect(() => importFile("stream.jsonl", broken)).toThrow(ImportError);
+    expect(() => importFile("stream.jsonl", broken)).toThrow(/^stream\.jsonl: line 2: not JSON .*one complete JSON value per line/);
+  });
+
+  // Issue 28 changed this: a pretty-printed JSON document used to be blamed on JSON-per-line framing
+  // ("line 1: not JSON"); it is now named for what it is, a JSON document of an unknown container.
+  it("names a pretty-printed JSON document of no known container instead of blaming line 1", () => {
     const pretty = utf8('{\n  "name": "toolwire"\n}\n');
     expect(() => importFile("package.json", pretty)).toThrow(ImportError);
-    expect(() => importFile("package.json", pretty)).toThrow(/^package\.json: line 1: not JSON .*one complete JSON value per line/);
+    expect(() => importFile("package.json", pretty)).toThrow(/^package\.json: a JSON document of an unknown container format: expected a HAR 1\.2 file/);
   });
 
   it("keeps a broken line of a *.chunks.txt file as a string payload", () => {

@@ -13,3 +13,4 @@ export {
 export { fileSink, type FileSinkOptions } from "./record-file.js";
 export { createProxyHandler, repairSummary, startProxy, type ProxyLogRecord, type ProxyOptions, type ProxyRoute, type ProxyServer } from "./proxy.js";
 export { loadProxyConfig, parseProxyConfig, type ProxyConfig } from "./proxy-config.js";
+export { createUpstreamFetch } from "./upstream-fetch.js";

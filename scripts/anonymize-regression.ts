@@ -24,8 +24,14 @@
  *   punctuation: every ASCII letter becomes `x`/`X`, other letters a filler of the same UTF-8
  *   length. The filler does not depend on the position, so deltas still add up to the text a
  *   `done` event repeats. `<tag>` markup (`<think>`) is kept.
- * - argument fragments and objects (`partial_json`, `arguments`, `args`, `input`, argument deltas)
- *   are left as they are: mapping letters in a fragment would break their concatenation.
+ * - call arguments (Anthropic `partial_json` and `input`, Bedrock `toolUse.input`, Responses
+ *   argument deltas, `arguments` and custom tool `input`, Gemini `args`, Ollama `arguments`): the
+ *   letters of JSON string values become filler, keys, escapes, numbers and literals stay. Fragments
+ *   are lexed per call in the unmutated stream's order, and each fragment text maps as it did there,
+ *   so fragments still add up to the `done` arguments and every fragment stays as valid (or as
+ *   invalid) as it was. A file where one fragment text would map two ways (once inside a key, once
+ *   inside a value) keeps its arguments as they are, and says so; Chat's argument fragments are left
+ *   alone (no Chat regression comes from the corpus).
  * - record data that is not JSON (a raw string) only gets the id mapping.
  *
  * Every string keeps its UTF-8 and JSON-escaped length, so byte offsets in the plan (truncation,
@@ -211,9 +217,187 @@ function rewriteString(value: string, name: string, parent: Record<string, unkno
   return value;
 }
 
-function rewriteEvent(event: ProviderEvent, ids: IdMap): ProviderEvent {
+
+/** One letter to filler of the same UTF-8 length and case; anything else as it is. */
+function fillChar(char: string): string {
+  if (char >= "a" && char <= "z") return "x";
+  if (char >= "A" && char <= "Z") return "X";
+  if (char.length === 1 && /\p{L}/u.test(char)) return char.charCodeAt(0) < 0x800 ? (char.toLowerCase() !== char ? "\u00c9" : "\u00e9") : "\u5b57";
+  return char;
+}
+
+/**
+ * An incremental JSON lexer over one call's argument fragments: letters of string values become
+ * filler, keys, escapes (`\n`, `\u00e9`), numbers and literals stay. Fed fragment by fragment in
+ * the order of the unmutated stream, it maps each fragment as the whole text would be mapped.
+ */
+class ArgumentLexer {
+  private inString = false;
+  private isKey = false;
+  private afterBackslash = false;
+  private hexLeft = 0;
+  private expectKey = false;
+  private readonly stack: string[] = [];
+
+  feed(fragment: string): string {
+    let out = "";
+    for (const char of fragment) out += this.step(char);
+    return out;
+  }
+
+  private step(char: string): string {
+    if (this.inString) {
+      if (this.afterBackslash) {
+        this.afterBackslash = false;
+        if (char === "u") this.hexLeft = 4;
+        return char;
+      }
+      if (this.hexLeft > 0) {
+        this.hexLeft--;
+        return char;
+      }
+      if (char === "\\") this.afterBackslash = true;
+      else if (char === '"') this.inString = false;
+      else if (!this.isKey) return fillChar(char);
+      return char;
+    }
+    const top = this.stack[this.stack.length - 1];
+    if (char === '"') {
+      this.inString = true;
+      this.isKey = top === "{" && this.expectKey;
+    } else if (char === "{" || char === "[") {
+      this.stack.push(char);
+      this.expectKey = char === "{";
+    } else if (char === "}" || char === "]") {
+      this.stack.pop();
+    } else if (char === ":") {
+      this.expectKey = false;
+    } else if (char === ",") {
+      this.expectKey = top === "{";
+    }
+    return char;
+  }
+}
+
+/** Letters of an arguments object's string values to filler (keys stay); iterative. */
+function fillObjectValues(value: unknown): unknown {
+  const root: Record<string, unknown> = { value };
+  const stack: Array<[Record<string | number, unknown>, string | number]> = [[root, "value"]];
+  while (stack.length > 0) {
+    const [parent, key] = stack.pop() as [Record<string | number, unknown>, string | number];
+    const child = parent[key];
+    if (typeof child === "string") parent[key] = [...child].map(fillChar).join("");
+    else if (Array.isArray(child)) for (let index = 0; index < child.length; index++) stack.push([child as unknown as Record<number, unknown>, index]);
+    else if (child !== null && typeof child === "object") for (const name of Object.keys(child)) stack.push([child as Record<string, unknown>, name]);
+  }
+  return root.value;
+}
+
+interface ArgumentVisitor {
+  /** A call starts: its fragments lex from a fresh state, or after `prime` (text the call already holds). */
+  reset(key: string, prime?: string): void;
+  /** One fragment of a call's JSON arguments. */
+  fragment(key: string, text: string): string;
+  /** A call's whole JSON arguments text. */
+  complete(text: string): string;
+  /** Free-text input (a custom tool's). */
+  free(text: string): string;
+  /** An arguments object. */
+  object(value: unknown): unknown;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Visits the places a provider's events hold call arguments (Anthropic, Bedrock, Responses, Gemini, Ollama). */
+function visitArguments(provider: string, eventName: string | undefined, data: unknown, visit: ArgumentVisitor): void {
+  if (!isObject(data)) return;
+  // The SSE event name, where the data does not repeat it as `type`.
+  const type = typeof data.type === "string" ? data.type : eventName;
+  if (provider === "anthropic") {
+    const block = data.content_block;
+    if (type === "content_block_start" && isObject(block)) {
+      // A start with a non-empty input may be continued by its deltas (`,"path":"…"}`, as some
+      // compatible servers send): they lex as the text after the object's last member.
+      const input = block.input;
+      visit.reset(`${String(data.index)}`, isObject(input) && Object.keys(input).length > 0 ? stringifyJson(input).slice(0, -1) : undefined);
+      if ("input" in block && isObject(block.input)) block.input = visit.object(block.input);
+    }
+    const delta = data.delta;
+    if (type === "content_block_delta" && isObject(delta) && delta.type === "input_json_delta" && typeof delta.partial_json === "string") delta.partial_json = visit.fragment(`${String(data.index)}`, delta.partial_json);
+  } else if (provider === "bedrock") {
+    const start = data.contentBlockStart;
+    if (isObject(start)) visit.reset(`${String(start.contentBlockIndex)}`);
+    const delta = data.contentBlockDelta;
+    const toolUse = isObject(delta) && isObject(delta.delta) ? delta.delta.toolUse : undefined;
+    if (isObject(delta) && isObject(toolUse) && typeof toolUse.input === "string") toolUse.input = visit.fragment(`${String(delta.contentBlockIndex)}`, toolUse.input);
+  } else if (provider === "openai-responses") {
+    const item = (value: unknown): void => {
+      if (!isObject(value)) return;
+      if (value.type === "function_call" && typeof value.arguments === "string") value.arguments = visit.complete(value.arguments);
+      if (value.type === "custom_tool_call" && typeof value.input === "string") value.input = visit.free(value.input);
+    };
+    if (type === "response.output_item.added" && isObject(data.item)) visit.reset(String(data.item.id));
+    if (isObject(data.item)) item(data.item);
+    if (isObject(data.response) && Array.isArray(data.response.output)) data.response.output.forEach(item);
+    if (type === "response.function_call_arguments.delta" && typeof data.delta === "string") data.delta = visit.fragment(String(data.item_id), data.delta);
+    if (type === "response.function_call_arguments.done" && typeof data.arguments === "string") data.arguments = visit.complete(data.arguments);
+    if (type === "response.custom_tool_call_input.delta" && typeof data.delta === "string") data.delta = visit.free(data.delta);
+    if (type === "response.custom_tool_call_input.done" && typeof data.input === "string") data.input = visit.free(data.input);
+  } else if (provider === "gemini") {
+    for (const candidate of Array.isArray(data.candidates) ? data.candidates : []) {
+      const parts = isObject(candidate) && isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+      for (const part of parts) if (isObject(part) && isObject(part.functionCall) && isObject(part.functionCall.args)) part.functionCall.args = visit.object(part.functionCall.args);
+    }
+  } else if (provider === "ollama") {
+    const calls = isObject(data.message) && Array.isArray(data.message.tool_calls) ? data.message.tool_calls : [];
+    for (const call of calls) if (isObject(call) && isObject(call.function) && isObject(call.function.arguments)) call.function.arguments = visit.object(call.function.arguments);
+  }
+}
+
+/**
+ * Maps the letters of argument string values, consistently: fragments are lexed per call in the
+ * unmutated stream's order and the mapping of each fragment text learnt there is applied wherever
+ * that text appears (the mutations duplicate, drop and move events, not their text). A fragment
+ * text the fuzzer made (a hostile event) is left as it is. Null when a fragment text would map two
+ * ways (one key, one value): then the file's arguments are left as they are.
+ */
+function argumentMapper(provider: string, source: readonly ProviderEvent[]): ArgumentVisitor | null {
+  const learnt = new Map<string, string>();
+  let ambiguous = false;
+  const lexers = new Map<string, ArgumentLexer>();
+  const complete = (text: string): string => new ArgumentLexer().feed(text);
+  const free = (text: string): string => [...text].map(fillChar).join("");
+  for (const event of source) {
+    visitArguments(provider, event.event, JSON.parse(stringifyJson(event.data ?? null)), {
+      reset: (key, prime) => {
+        const lexer = new ArgumentLexer();
+        if (prime !== undefined) lexer.feed(prime);
+        lexers.set(key, lexer);
+      },
+      fragment: (key, text) => {
+        let lexer = lexers.get(key);
+        if (lexer === undefined) lexers.set(key, (lexer = new ArgumentLexer()));
+        const mapped = lexer.feed(text);
+        const known = learnt.get(text);
+        if (known !== undefined && known !== mapped) ambiguous = true;
+        learnt.set(text, mapped);
+        return mapped;
+      },
+      complete,
+      free,
+      object: fillObjectValues,
+    });
+  }
+  if (ambiguous) return null;
+  return { reset: () => undefined, fragment: (_key, text) => learnt.get(text) ?? text, complete, free, object: fillObjectValues };
+}
+
+function rewriteEvent(provider: string, event: ProviderEvent, ids: IdMap, args: ArgumentVisitor | null): ProviderEvent {
   const before = stringifyJson(event.data ?? null);
-  const data = rewriteData(JSON.parse(before), ids);
+  const parsed: unknown = JSON.parse(before);
+  if (args !== null) visitArguments(provider, event.event, parsed, args);
+  const data = rewriteData(parsed, ids);
   const after = stringifyJson(data);
   if (Buffer.byteLength(after) !== Buffer.byteLength(before)) throw new Error(`a record changed length (${Buffer.byteLength(before)} -> ${Buffer.byteLength(after)} bytes): ${before.slice(0, 200)}`);
   return { ...event, data: data as ProviderEvent["data"] };
@@ -235,9 +419,11 @@ function anonymize(regression: Regression): Regression | null {
   const from = upstreamOrigin(regression.source.origin);
   if (from === null) return null;
   const ids = new IdMap();
-  const events = regression.source.events.map((event) => rewriteEvent(event, ids));
-  const mutated = regression.mutated.map((event) => rewriteEvent(event, ids));
-  const origin = `upstream corpus file ${from.local}${from.stream !== null ? `#${from.stream}` : ""} (ids and text replaced by scripts/anonymize-regression.ts)`;
+  const args = argumentMapper(regression.provider, regression.source.events);
+  if (args === null) console.log(`  ${regression.provider} ${regression.source.origin}: an argument fragment maps two ways; arguments left as they are`);
+  const events = regression.source.events.map((event) => rewriteEvent(regression.provider, event, ids, args));
+  const mutated = regression.mutated.map((event) => rewriteEvent(regression.provider, event, ids, args));
+  const origin = `upstream corpus file ${from.local}${from.stream !== null ? `#${from.stream}` : ""} (ids and text${args !== null ? ", argument values too," : ""} replaced by scripts/anonymize-regression.ts)`;
   return {
     ...regression,
     violation: ids.known(regression.violation),

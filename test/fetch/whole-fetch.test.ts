@@ -49,7 +49,7 @@ describe("routes: what the URL says about the response", () => {
   });
 });
 
-describe("recorded non-streamed bodies through the repairing fetch", () => {
+describe("non-streamed bodies of testdata/whole through the repairing fetch", () => {
   for (const record of wholeRecords()) {
     it(`${record.file} ${record.sequence}`, async () => {
       const base = answering(record.body, record.contentType);

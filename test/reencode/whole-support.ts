@@ -6,7 +6,7 @@ import type { DecodedTurn, ProviderName, ToolCall } from "../../src/types.js";
 import { TESTDATA } from "../helpers/testdata.js";
 
 /**
- * One recorded non-streamed exchange of testdata/whole: the response body as the cassette holds it.
+ * One non-streamed exchange of testdata/whole: the response body as the provider sends it.
  * The files are `.jsonl`, not `.ndjson`: they are exchanges, not recorded streams, so the CLI's
  * commands (which read every `.ndjson` under testdata) leave them alone.
  */
@@ -20,7 +20,7 @@ export interface WholeRecord {
   body: string;
 }
 
-/** Every record of testdata/whole (real non-streamed responses copied from SDK cassettes; see each file's header). */
+/** Every record of testdata/whole (hand-written non-streamed responses of each protocol's shape; see each file's header). */
 export function wholeRecords(): WholeRecord[] {
   const dir = join(TESTDATA, "whole");
   return readdirSync(dir)

@@ -1,19 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
 import type { ProviderName } from "../../src/types.js";
-import { testdataFiles } from "../helpers/testdata.js";
 import { codes, expectSoundRepair, runnable, wholeRecords } from "./whole-support.js";
 
 /**
  * `repairWholeResponse`: non-streamed bodies of the six protocols, decoded by the stream decoders
- * and rewritten only where a call was not decoded as sent. Recorded bodies (testdata/whole, from
- * SDK cassettes; Ollama's from testdata/ollama) come first, then real-looking quirk bodies.
+ * and rewritten only where a call was not decoded as sent. Well-formed bodies of each protocol's
+ * documented shape (testdata/whole, hand-written; Ollama's inline) come first, then quirk bodies.
  */
 
-describe("recorded non-streamed bodies", () => {
+describe("non-streamed bodies of testdata/whole", () => {
   const records = wholeRecords();
 
-  it("the recorded files are there (one per protocol at least)", () => {
+  it("the files are there (one per protocol at least)", () => {
     expect(new Set(records.map((record) => record.provider))).toEqual(new Set(["anthropic", "openai-chat", "openai-responses", "gemini"]));
   });
 
@@ -46,12 +45,29 @@ describe("recorded non-streamed bodies", () => {
   it("Claude on Bedrock /invoke is read as Messages JSON", () => {
     const record = records.find((candidate) => candidate.url.endsWith("/invoke") && candidate.body.includes("tool_use"));
     const repair = repairWholeResponse("anthropic", JSON.parse(record?.body ?? "null"));
-    expect(runnable(repair.turn)).toEqual([{ id: "toolu_bdrk_01GxVdNWAgY99hRG1i6CZ5rf", name: "weather", arguments: { location: "Florence,Italy" } }]);
+    expect(runnable(repair.turn)).toEqual([{ id: "toolu_bdrk_01b6UtfjOYdOuDDqVCGeG71D", name: "tide_times", arguments: { harbour: "Bergen,Norway" } }]);
   });
 
-  it("Ollama stream:false (langchaingo's recording, qwen3:8b): the call sent without an id gets toolwire's, as the stream re-encoder gives it", () => {
-    const stream = testdataFiles("ollama").find((file) => file.name.startsWith("vxcontrol__langchaingo"))?.streams.find((candidate) => candidate.sequence === "interaction-0");
-    const body = stream?.events[0]?.data as { message: { tool_calls: Array<Record<string, unknown>>; content: string } };
+  it("Ollama stream:false (a qwen3 reply, hand-written): the call sent without an id gets toolwire's, as the stream re-encoder gives it", () => {
+    // Ollama's /api/chat answer with stream:false: a thinking model's <think> text leaks into
+    // content, and the call comes without an id and with arguments {} (a tool without parameters).
+    const body = {
+      model: "qwen3:8b",
+      created_at: "2026-04-17T08:21:54.309512Z",
+      message: {
+        role: "assistant",
+        content: "<think>\nThe user wants to know which moon phase it is tonight. There is a tool for that, moonPhase, and it takes no arguments, so I can call it right away.\n</think>\n\n",
+        tool_calls: [{ function: { name: "moonPhase", arguments: {} } }],
+      },
+      done_reason: "stop",
+      done: true,
+      total_duration: 2718403250,
+      load_duration: 31877125,
+      prompt_eval_count: 118,
+      prompt_eval_duration: 402117875,
+      eval_count: 94,
+      eval_duration: 2270061958,
+    };
     const repair = expectSoundRepair("ollama", body);
     expect(codes(repair)).toEqual([["rewritten", "call_id_minted"]]);
     const repaired = repair.body as typeof body;

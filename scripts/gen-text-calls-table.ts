@@ -4,14 +4,17 @@ import { TEXT_CALL_SYNTAXES } from "../src/text-calls/syntaxes.js";
 export type { UpdateOutcome } from "./readme-region.js";
 
 /**
- * Writes the text-call syntaxes table into README.md between
+ * Writes the text-call syntaxes table into docs/text-calls.md between
  *   <!-- text-calls:start --> and <!-- text-calls:end -->
  * from the registry in src/text-calls/syntaxes.ts, so the table cannot drift from the code.
  *
  *   node dist/scripts/gen-text-calls-table.js                  # rewrite the region
  *   node dist/scripts/gen-text-calls-table.js --check          # exit 1 when the region is out of date
- *   node dist/scripts/gen-text-calls-table.js --readme=PATH    # another file
+ *   node dist/scripts/gen-text-calls-table.js --file=PATH      # another file
  */
+
+/** The guide that holds the table, relative to the repository's root. */
+export const DOC_FILE = "docs/text-calls.md";
 
 export const START_MARKER = "<!-- text-calls:start -->";
 export const END_MARKER = "<!-- text-calls:end -->";
@@ -56,4 +59,4 @@ export function updateReadme(path: string, options: { check?: boolean } = {}): U
   return updateRegions(path, [{ start: START_MARKER, end: END_MARKER, render: renderTextCallsTable }], options);
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "text-call syntaxes table", "gen-text-calls-table", updateReadme);
+if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "text-call syntaxes table", "gen-text-calls-table", updateReadme, DOC_FILE);

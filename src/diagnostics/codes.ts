@@ -46,11 +46,29 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The stream was aborted through its AbortSignal (…); the turn is incomplete and its open calls are truncated.",
     action: "The turn is incomplete because your signal aborted it; nothing to do unless that was unintended.",
   },
+  arguments_cumulative: {
+    kinds: ["diagnostic"],
+    severity: "info",
+    meaning: "Call … receives the whole argument text so far in each fragment (cumulative stream); only the new part of each fragment was appended.",
+    action: "Nothing; the turn is sound. Informational.",
+  },
+  arguments_not_string: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "The arguments arrived as …; they were ignored.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  arguments_null: {
+    kinds: ["diagnostic"],
+    severity: "info",
+    meaning: "A fragment carries `arguments: null`; it was treated as no argument text.",
+    action: "Nothing; the turn is sound. Informational.",
+  },
   arguments_object: {
-    kinds: ["proxy_repair"],
+    kinds: ["diagnostic", "proxy_repair"],
     severity: "info",
     meaning: "A Chat Completions server sent a call's arguments as a JSON object instead of a string; the repairing fetch / proxy re-sent them as a string.",
-    action: "Nothing: the repairing fetch / proxy fixed this on the way (reported through `onRepair`, the log line and `x-toolwire-repairs`).",
+    action: "Nothing; the turn is sound. Informational.",
   },
   arguments_repeated: {
     kinds: ["diagnostic"],
@@ -148,17 +166,23 @@ export const DIAGNOSTIC_CODES = {
     meaning: "Call … arrived with the id …, which call … already has; it was given the id … (providerId keeps …), so that each result pairs with its own call.",
     action: "Nothing: use the call's `id` (unique in the turn) in its tool result; `providerId` keeps the id the provider sent.",
   },
+  call_id_late: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "The id … arrived after call … had started with the minted id …; the provider's id was adopted.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
   call_id_minted: {
     kinds: ["diagnostic", "proxy_repair"],
-    severity: "info",
+    severity: "warning",
     meaning: "The … block at index … has no id; a deterministic id … was minted.",
-    action: "Nothing; the turn is sound. Informational.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   call_id_placeholder: {
     kinds: ["diagnostic"],
-    severity: "warning",
+    severity: "info",
     meaning: "A call's id was a placeholder (`\"null\"`, `\"None\"`, `\"undefined\"`, `\"\"`); it was treated as no id and a deterministic one was minted.",
-    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+    action: "Nothing; the turn is sound. Informational.",
   },
   call_id_reminted: {
     kinds: ["diagnostic"],
@@ -170,6 +194,24 @@ export const DIAGNOSTIC_CODES = {
     kinds: ["diagnostic"],
     severity: "warning",
     meaning: "The id … of the call to `…` (index …) arrived again at index … naming `…`; it was decoded as a second call.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  call_index_changed: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "A fragment for call id … arrived at index …, but the call opened at index …; it was kept with its id.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  call_name_changed: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "Call `…` later received the name `…`; the first name was kept.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  call_name_late: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "The name `…` arrived after call … had started; tool_call_start carried no name.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   call_name_missing: {
@@ -210,15 +252,15 @@ export const DIAGNOSTIC_CODES = {
   },
   choice_index_missing: {
     kinds: ["diagnostic"],
-    severity: "warning",
+    severity: "info",
     meaning: "A Chat Completions choice has no `index`; it was read as choice 0.",
-    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+    action: "Nothing; the turn is sound. Informational.",
   },
   choice_message_in_stream: {
     kinds: ["diagnostic"],
-    severity: "warning",
+    severity: "info",
     meaning: "A streamed Chat Completions chunk carried a whole `message` instead of a `delta`; it was read as a delta.",
-    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+    action: "Nothing; the turn is sound. Informational.",
   },
   choice_not_object: {
     kinds: ["diagnostic"],
@@ -291,6 +333,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "info",
     meaning: "The server resent the whole arguments text so far with each fragment; the last complete text was used.",
     action: "Nothing: the arguments are what the model sent, rewritten losslessly. Log it if you track provider quality.",
+  },
+  custom_after_open: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "A custom tool fragment arrived for a call that already streamed function arguments; it was treated as function arguments.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   cyclic_value: {
     kinds: ["error"],
@@ -480,9 +528,9 @@ export const DIAGNOSTIC_CODES = {
   },
   event_before_message_start: {
     kinds: ["diagnostic", "proxy_repair"],
-    severity: "info",
+    severity: "warning",
     meaning: "A … event arrived before message_start; decoding continued.",
-    action: "Nothing; the turn is sound. Informational.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   event_too_deep: {
     kinds: ["diagnostic", "proxy_repair"],
@@ -549,6 +597,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "info",
     meaning: "The provider rejected the model's output (failed_generation); … tool call(s) in it are reported with source \"failed_generation\". The turn stays an error: run them only if you accept them as they are, or send them back.",
     action: "The turn is `error` and the rejected generation held no readable call: retry the request.",
+  },
+  fields_after_end: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "Field '…' arrived after the call was finalized; it was ignored.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   final_arguments_disagree: {
     kinds: ["diagnostic"],
@@ -1248,9 +1302,9 @@ export const DIAGNOSTIC_CODES = {
   },
   response_id_changed: {
     kinds: ["diagnostic"],
-    severity: "warning",
+    severity: "info",
     meaning: "The Chat Completions chunk id changed within one stream (several responses glued together?).",
-    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+    action: "Nothing; the turn is sound. Informational.",
   },
   result_inserted: {
     kinds: ["history_edit"],
@@ -1434,9 +1488,9 @@ export const DIAGNOSTIC_CODES = {
   },
   stop_for_unknown_block: {
     kinds: ["diagnostic"],
-    severity: "info",
+    severity: "warning",
     meaning: "content_block_stop for index … has no open block; it was ignored.",
-    action: "Nothing; the turn is sound. Informational.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   stop_reason_missing: {
     kinds: ["diagnostic"],
@@ -1598,6 +1652,12 @@ export const DIAGNOSTIC_CODES = {
     kinds: ["diagnostic"],
     severity: "warning",
     meaning: "An entry of message.tool_calls is not an object; it was ignored.",
+    action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  tool_call_type_unknown: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "A tool call has type '…'; it was decoded as a function call.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   tool_calls_not_array: {

@@ -60,6 +60,7 @@ describe("the registry of diagnostic, repair and error codes", () => {
       join(src, "sample.ts"),
       [
         'warn("sample_warned", "A sample.");',
+        'callDiag(state, "sample_call", "info", "A sample about a call.");',
         'turn.push({ code: flag ? "sample_a" : "sample_b", severity: "info", message: "x" });',
         'throw new ToolwireError("sample_thrown", "no");',
         'class SampleError extends ToolwireError { constructor() { super("sample_super", "no"); } }',
@@ -70,7 +71,7 @@ describe("the registry of diagnostic, repair and error codes", () => {
       ].join("\n"),
     );
     const scan = scanEmittedCodes(root);
-    expect([...scan.codes.keys()].sort()).toEqual(["sample_a", "sample_b", "sample_listed", "sample_super", "sample_thrown", "sample_typed", "sample_typed_2", "sample_warned"]);
+    expect([...scan.codes.keys()].sort()).toEqual(["sample_a", "sample_b", "sample_call", "sample_listed", "sample_super", "sample_thrown", "sample_typed", "sample_typed_2", "sample_warned"]);
     expect([...scan.prefixes.keys()]).toEqual(["sample_"]);
   });
 });

@@ -10,7 +10,7 @@ import ts from "typescript";
  *   repairing fetch's and the proxy's reports), whatever expression picks the literal
  *   (`a ? "x" : "y"`, `x ?? "y"`);
  * - the code argument of the helpers that build diagnostics (`warn`, `callDiag`, `once`,
- *   `startDiagnostic`, `diagnostic`, `ignoreAfterEnd`, `fail`), history faults and edits (`add`
+ *   `startDiagnostic`, `diagnostic`, `ignoreAfterEnd`, `fail`; `callDiag(state, code, …)`), history faults and edits (`add`
  *   and `repair` in the pairing code, `edit`), call repairs (`recordRepair`, `repairs: [...]`, and
  *   `push`/`add` on a list named `codes` or `repairs`), and errors (`new ToolwireError(code, …)`,
  *   `new EventStreamError(…, code)`, `new ImportError(…, code)`, `super(code, …)` in an error class);
@@ -46,6 +46,8 @@ const HELPERS_IN: Record<string, (file: string) => boolean> = {
   add: (file) => file === "src/history/pairing.ts",
   repair: (file) => file === "src/guard/provider-errors.ts",
 };
+/** Helpers whose code is not their first argument: the index of the code argument. */
+const CODE_ARG: Record<string, number> = { callDiag: 1 };
 const HELPERS_LAST_ARG_CODE = new Set(["EventStreamError", "ImportError"]);
 const CODE_UNIONS = new Set(["RepairCode", "ToolCallErrorCode", "IssueCode", "StopCode", "EventStreamErrorCode", "ImportErrorCode"]);
 const CODE_LISTS = new Set(["codes", "repairs"]);
@@ -149,9 +151,14 @@ export function scanEmittedCodes(root: string): ScanResult {
         const name = calleeName(node);
         const args = node.arguments ?? ts.factory.createNodeArray<ts.Expression>();
         const allowed = name !== null && ((Object.hasOwn(HELPERS_IN, name) ? (HELPERS_IN[name] as (file: string) => boolean)(file) : true));
-        const message = messageOf(args.slice(1), sf);
-        if (name !== null && allowed && (HELPERS_FIRST_ARG.has(name) || Object.hasOwn(HELPERS_IN, name)) && args[0]) {
-          for (const lit of literals(args[0])) record(lit, { file, via: name, ...(message ? { message } : {}) }, sf);
+        const message = messageOf(args.slice((name !== null && Object.hasOwn(CODE_ARG, name) ? (CODE_ARG[name] as number) : 0) + 1), sf);
+        const codeArg = name !== null && Object.hasOwn(CODE_ARG, name) ? (CODE_ARG[name] as number) : 0;
+        if (name !== null && allowed && (HELPERS_FIRST_ARG.has(name) || Object.hasOwn(HELPERS_IN, name)) && args[codeArg]) {
+          // callDiag(state, code, severity, message) passes the severity itself; once(code, {severity, message}) in an object.
+          const severityArg = args.slice(codeArg + 1).find((arg) => ts.isStringLiteral(arg) && ["info", "warning", "error"].includes(arg.text)) as ts.StringLiteral | undefined;
+          const objectArg = args.slice(codeArg + 1).find(ts.isObjectLiteralExpression);
+          const fields = { ...(message ? { message } : {}), ...(objectArg ? objectFields(objectArg, sf) : {}), ...(severityArg ? { severity: severityArg.text } : {}) };
+          for (const lit of literals(args[codeArg] as ts.Expression)) record(lit, { file, via: name, ...fields }, sf);
         } else if (name !== null && HELPERS_LAST_ARG_CODE.has(name) && args[1]) {
           for (const lit of literals(args[1])) record(lit, { file, via: name, ...(messageOf(args.slice(0, 1), sf) ? { message: messageOf(args.slice(0, 1), sf) } : {}) }, sf);
         } else if (name === "super" && args[0] && inErrorClass(node)) {

@@ -23,6 +23,8 @@ const KIND_TITLES: Record<CodeKind, string> = {
   history_fault: "`checkHistory(…)[].code`",
   history_edit: "`repairHistory(…).edits[].code`",
   proxy_repair: "the repairing fetch's `onRepair` and the proxy's `x-toolwire-repairs`",
+  provider_error: "`classifyProviderError(…).reason` (reported by the fetch and the proxy when they classify an error)",
+  schema_rule: "`sanitizeSchema(…).changes[].rule`, `checkSchema(…)[].rule` (reported by the fetch and the proxy for each schema rewrite)",
   error: "`ToolwireError.code` (thrown)",
 };
 

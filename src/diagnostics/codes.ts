@@ -1,8 +1,8 @@
 /**
  * Every code toolwire emits, in one typed registry: the diagnostics of a decoded turn, the repairs
  * named on a call, a call's error, `validateArguments`' issues, `checkHistory`'s faults and
- * `repairHistory`'s edits, what the repairing fetch and the proxy report, and the codes of the
- * errors it throws. Each has a severity, what it means, and what an agent should do about it.
+ * `repairHistory`'s edits, what the repairing fetch and the proxy report, provider error
+ * classifications, the schema rules, and the codes of the errors it throws. Each has a severity, what it means, and what an agent should do about it.
  *
  * test/diagnostics/codes.test.ts reads src/ for every code emitted and fails on one missing here;
  * docs/reference/codes.md is generated from this file (scripts/gen-codes-page.ts).
@@ -24,6 +24,10 @@ export type CodeKind =
   | "history_edit"
   /** what `createRepairingFetch` (`onRepair`) and `toolwire proxy` (`x-toolwire-repairs`) report */
   | "proxy_repair"
+  /** `classifyProviderError(...).reason`; the repairing fetch and the proxy report it as the code of a classified error */
+  | "provider_error"
+  /** a schema rule: `sanitizeSchema(...).changes[].rule`, `checkSchema(...)[].rule`; the fetch and the proxy report it as the code of a schema rewrite */
+  | "schema_rule"
   /** `ToolwireError.code` (thrown) */
   | "error";
 
@@ -45,6 +49,30 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The stream was aborted through its AbortSignal (…); the turn is incomplete and its open calls are truncated.",
     action: "The turn is incomplete because your signal aborted it; nothing to do unless that was unintended.",
+  },
+  "anthropic-keys": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic, anthropic-strict, bedrock): property key characters → renamed to `^[a-zA-Z0-9_.-]{1,64}$`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "anthropic-strict-formats": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict): `format` → kept if date-time, time, date, duration, email, hostname, uri, ipv4, ipv6, uuid; else → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "anthropic-strict-keywords": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict): `minimum` / `maximum`: → description. `exclusiveMinimum` / `exclusiveMaximum`: → description. `multipleOf`: → description. `minLength` / `maxLength`: → description. `uniqueItems`: → description. `minProperties` / `maxProperties`: → description. `patternProperties` / `propertyNames`: → description. `contains` / `minContains` / `maxContains`: → description. `unevaluatedProperties` / `unevaluatedItems`: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "anthropic-strict-limits": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (anthropic-strict): documented size limits → 24 optional, 16 union parameters per request (warning).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   arguments_cumulative: {
     kinds: ["diagnostic"],
@@ -93,6 +121,24 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The arguments of call … (…) exceeded … characters; the rest was not kept.",
     action: "Do not run the call (`too_large`); tell the model to send smaller arguments, or raise `limits.maxArgumentChars`.",
+  },
+  auth: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The credentials were refused (missing, wrong or expired key).",
+    action: "Fix the key or its permissions; retrying does not help.",
+  },
+  "bare-strings": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai, openai-strict, anthropic, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks, bedrock): bare string schema (`\"string\"`) → typed schema.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  billing: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The account has no credit or quota left.",
+    action: "Fix billing or quota; retrying does not help.",
   },
   binary_required: {
     kinds: ["error"],
@@ -280,11 +326,23 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The CLI failed on something that is neither a usage nor an input error.",
     action: "A thrown `ToolwireError` with this `code`: fix the input or option the message names; retrying the same call fails the same way.",
   },
+  "closed-objects": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict): object allowing undeclared keys → implicitly open: closed (undeclared keys dropped).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   collapsed_duplicate: {
     kinds: ["repair"],
     severity: "info",
     meaning: "The arguments text was the same object sent twice or more; it was read once.",
     action: "Nothing: the arguments are what the model sent, rewritten losslessly. Log it if you track provider quality.",
+  },
+  "complex-enum": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict): object/array `enum` values → enum → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   compressed: {
     kinds: ["error"],
@@ -298,11 +356,23 @@ export const DIAGNOSTIC_CODES = {
     meaning: "An `if`/`then`/`else` condition of the schema holds, and what it then requires is missing or wrong.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
   },
+  conditionals: {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks): `if`/`then`/`else`, `dependentRequired`, `not`, type-less `anyOf` branches: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   const: {
     kinds: ["schema_issue"],
     severity: "error",
     meaning: "The value must equal the schema's `const`.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
+  },
+  "const-to-enum": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): `const`: → one-value `enum`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   consumer_stopped: {
     kinds: ["error"],
@@ -328,6 +398,18 @@ export const DIAGNOSTIC_CODES = {
     meaning: "A content part of type '…' is not interpreted; it was kept in this diagnostic.",
     action: "Nothing; the turn is sound. Informational.",
   },
+  content_policy: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider refused the request on content-policy grounds.",
+    action: "Change the request; retrying as is fails again.",
+  },
+  context_overflow: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The request is longer than the model's context window.",
+    action: "Shorten the history (summarize or drop old turns) and resend; retrying as is fails again.",
+  },
   cumulative_resend: {
     kinds: ["repair"],
     severity: "info",
@@ -352,11 +434,23 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The stream ran past `deadlineMs`; the turn ended `incomplete`, open calls truncated, and the source was cancelled (a `ToolwireError` with this code when thrown).",
     action: "The turn is incomplete: retry the request, or raise `deadlineMs`.",
   },
+  "declare-required": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai, openai-strict, anthropic, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks, bedrock): `required` naming an undeclared property → declared.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   decoded_string: {
     kinds: ["repair"],
     severity: "info",
     meaning: "The arguments arrived as a JSON string holding the object (double-encoded); the string was decoded.",
     action: "Nothing: the arguments are what the model sent, rewritten losslessly. Log it if you track provider quality.",
+  },
+  "definitions-to-defs": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (kimi): `definitions` (draft-07) / refs outside `#/$defs`: → `$defs`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   delta_after_block_stop: {
     kinds: ["diagnostic"],
@@ -448,6 +542,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The call … arrived a second time; the repeat was ignored.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
+  empty_content: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected an empty message or text block.",
+    action: "Run `repairHistory` (empty text is removed, empty error results filled) and resend.",
+  },
   empty_data: {
     kinds: ["diagnostic"],
     severity: "info",
@@ -495,6 +595,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The value is not one of the schema's `enum` values.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
+  },
+  "enum-strings": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): non-string `enum` values → stringified (restored on the way back).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   event_after_done: {
     kinds: ["diagnostic"],
@@ -579,6 +685,18 @@ export const DIAGNOSTIC_CODES = {
     severity: "warning",
     meaning: "AWS event stream truncated: … trailing bytes at byte offset … do not complete ….",
     action: "Nothing: the repairing fetch / proxy fixed this on the way (reported through `onRepair`, the log line and `x-toolwire-repairs`).",
+  },
+  "exclusive-bounds": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): `exclusiveMinimum` / `exclusiveMaximum` → inclusive + description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "explicit-open-objects": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (xai): object allowing undeclared keys → `additionalProperties: true` made explicit.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   extra_candidates_ignored: {
     kinds: ["diagnostic"],
@@ -676,6 +794,36 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The value does not have the schema's `format` (date-time, email, uuid…).",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
   },
+  function_response_count: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "Gemini rejected the request: a turn's function responses do not match its function calls in number.",
+    action: "Run `repairHistory` for `gemini` and resend.",
+  },
+  function_turn_order: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "Gemini rejected the request: a function call turn does not follow a user or function-response turn.",
+    action: "Run `repairHistory` for `gemini` and resend.",
+  },
+  "gemini-allow-list": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): `multipleOf`: → description. `uniqueItems`: → description. `contains` / `minContains` / `maxContains`: → description. `patternProperties` / `propertyNames`: → description. `unevaluatedProperties` / `unevaluatedItems` → dropped. object allowing undeclared keys → `additionalProperties` dropped. keywords outside the target's allow-list (`$schema`, `examples`, `x-*`…) → dropped (`examples` → `example`).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "gemini-formats": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): `format` → kept if date-time/enum/int32/int64/float/double; else → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "gemini-keys": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): property key characters → renamed to `^[A-Za-z_][A-Za-z0-9_]{0,63}$`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   history_unreadable: {
     kinds: ["proxy_repair"],
     severity: "info",
@@ -687,6 +835,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The response has HTTP status ……)` : \"\"}: no stream was served; its body was decoded as the provider's error.",
     action: "No stream was served: handle the HTTP error (the decoded body is in `data`; `classifyProviderError` gives the recovery).",
+  },
+  "huge-bounds": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (llamacpp): length or count bound above 1000: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   id_remapped: {
     kinds: ["history_edit"],
@@ -705,6 +859,30 @@ export const DIAGNOSTIC_CODES = {
     severity: "warning",
     meaning: "A fragment at index … arrived after that call was finalized; it started a new call.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  "infer-types": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict, anthropic-strict, gemini, kimi): schema without `type` (or `true`) → type inferred from keywords.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "inline-refs-all": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini, llamacpp, fireworks): `$ref` / `$defs` → inlined. recursive `$ref` → inlined; recursion → JSON string. `$ref` with sibling keywords (`default`, `description`) → inlined (siblings kept).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "inline-refs-recursive": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict, xai): recursive `$ref` → recursion → JSON string.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "inline-refs-siblings": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (kimi): `$ref` with sibling keywords (`default`, `description`) → inlined (siblings kept). `definitions` (draft-07) / refs outside `#/$defs` → non-`#/$defs` refs inlined.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   input_error: {
     kinds: ["error"],
@@ -814,6 +992,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "A regression file (`testdata/regressions/*.ndjson`) has no readable header or stream.",
     action: "A thrown `ToolwireError` with this `code`: fix the input or option the message names; retrying the same call fails the same way.",
   },
+  invalid_request: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request for a reason toolwire has no more specific name for.",
+    action: "Read the provider's message; fix the request before resending.",
+  },
   invalid_schema: {
     kinds: ["error"],
     severity: "error",
@@ -874,6 +1058,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "Output item … arrived whole, without output_item.added; it was decoded from the done item.",
     action: "Nothing; the turn is sound. Informational.",
   },
+  item_id_invalid: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The Responses API rejected an item id in the input.",
+    action: "Run `repairHistory` (the item ids are removed) and resend.",
+  },
   item_id_removed: {
     kinds: ["history_edit"],
     severity: "info",
@@ -897,6 +1087,18 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The array has fewer or more items than `minItems`/`maxItems` allow, or items that must be unique repeat.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
+  },
+  "json-encode": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict, anthropic-strict, gemini, kimi): free-form object or map (no declared properties) → JSON string (decoded on the way back). object allowing undeclared keys → explicit extra keys: JSON string. schema without `type` (or `true`) → JSON string when no type can be inferred. array without `items` → items as JSON strings.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "json-schema": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "The schema is not valid JSON Schema (it does not compile); `checkSchema` reports it with the compiler's message.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   json_array_element_too_long: {
     kinds: ["diagnostic"],
@@ -934,6 +1136,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "jsonrepair's rewrite of the arguments text, accepted only after a token-by-token check proved it lossless (e.g. a bare word quoted).",
     action: "Nothing: the arguments are what the model sent, rewritten losslessly. Log it if you track provider quality.",
   },
+  "kimi-keys": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (kimi): property key characters → `$ref` key renamed.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   legacy_function_call: {
     kinds: ["diagnostic"],
     severity: "info",
@@ -945,6 +1153,24 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The string is shorter than `minLength` or longer than `maxLength`.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
+  },
+  "llamacpp-formats": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (llamacpp): `format` → kept if date, time, date-time, uuid; else → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "llamacpp-keywords": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (llamacpp): `uniqueItems`: → description. `contains` / `minContains` / `maxContains`: → description. `patternProperties` / `propertyNames`: → description. `unevaluatedProperties` / `unevaluatedItems`: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "llamacpp-patterns": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (llamacpp): `pattern` not anchored `^…$`: → description. `\\d` `\\w` `\\s` in `pattern` → `\\d` `\\w` expanded; `\\s` → description. lookaround / backreference / `\\b` in `pattern`: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   malformed: {
     kinds: ["error"],
@@ -969,6 +1195,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "warning",
     meaning: "The model stopped at its output token limit (MAX_TOKENS).",
     action: "The output limit cut the turn: cut calls are truncated; raise the limit or ask for smaller calls.",
+  },
+  "merge-allof": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict, anthropic-strict, gemini, xai, kimi): `allOf` → merged.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   message_crc: {
     kinds: ["error"],
@@ -1005,6 +1237,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "info",
     meaning: "The stream ended without a metadata event; no usage is known.",
     action: "Nothing; the turn is sound. Informational.",
+  },
+  "min-items-0-1": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict): `minItems` / `maxItems` → `minItems` > 1 → 1 + description; `maxItems` → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   minted_id: {
     kinds: ["repair"],
@@ -1060,6 +1298,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "A source yielded both bytes and parsed events.",
     action: "A thrown `ToolwireError` with this `code`: fix the input or option the message names; retrying the same call fails the same way.",
   },
+  model_not_found: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The model name is unknown to the provider, or not available to the account.",
+    action: "Fix the model name; retrying does not help.",
+  },
   multiple_choices: {
     kinds: ["diagnostic"],
     severity: "warning",
@@ -1096,11 +1340,59 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The arguments parse, but as something other than a JSON object (a list, a string, a number).",
     action: "Do not run the call (`arguments` is null). Send `error.message` back as the call's tool result so the model can resend it.",
   },
+  "null-branches-dropped": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (anthropic, bedrock): nullable union `anyOf: [T, {type: \"null\"}]` → the non-null branch, null kept in its `type` list (no `nullable`).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "null-keywords": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai, openai-strict, anthropic, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks, bedrock): null-valued keyword (`required: null`, `items: null`…) → dropped.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "nullable-unions": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (gemini): nullable union `anyOf: [T, {type: \"null\"}]` → T + `nullable: true`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "object-properties": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (openai, openai-strict, anthropic, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks, bedrock): object without `properties` → `properties: {}` added.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   one_of: {
     kinds: ["schema_issue"],
     severity: "error",
     meaning: "More than one of the `oneOf` branches matches; provide only one of the alternatives.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
+  },
+  "oneof-to-anyof": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict, anthropic-strict, gemini, xai): `oneOf`: → `anyOf`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "openai-strict-formats": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict): `format` → kept if date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid; else → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "openai-strict-keywords": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict): `minLength` / `maxLength`: → description. `uniqueItems`: → description. `contains` / `minContains` / `maxContains`: → description. `minProperties` / `maxProperties`: → description. `patternProperties` / `propertyNames`: → description. `unevaluatedProperties` / `unevaluatedItems`: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "openai-strict-limits": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "Schema rule (openai-strict): documented size limits → 5000 props, depth 10, 1000 enum values, 120k chars (warning).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   orphan_function_call_part: {
     kinds: ["diagnostic"],
@@ -1149,6 +1441,18 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The value fails a schema keyword with no more specific issue code.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
+  },
+  output_limit_invalid: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The requested output limit (`max_tokens`) is above what the model allows.",
+    action: "Lower `max_tokens` and resend.",
+  },
+  overloaded: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider is overloaded.",
+    action: "Retry after a pause, with backoff.",
   },
   parallel_calls_share_index: {
     kinds: ["diagnostic"],
@@ -1204,6 +1508,18 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The string does not match the schema's `pattern`.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
   },
+  "pattern-engine": {
+    kinds: ["schema_rule"],
+    severity: "warning",
+    meaning: "A `pattern` (or `patternProperties` key, `propertyNames` pattern) uses what RE2 cannot run in linear time (backreferences, lookaround…); `validateArguments` refuses it with `unsupported_pattern`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "pattern-features": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict): lookaround / backreference / `\\b` in `pattern`: → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   prelude_crc: {
     kinds: ["error"],
     severity: "error",
@@ -1246,6 +1562,18 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The number is outside `minimum`/`maximum` (or their exclusive forms), or not a `multipleOf`.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
   },
+  rate_limit: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider is rate-limiting you.",
+    action: "Wait (`retry-after` when given) and retry.",
+  },
+  reasoning_content_missing: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider (DeepSeek-style reasoning) wants the assistant's `reasoning_content` sent back with its tool calls.",
+    action: "Run `repairHistory` (the reasoning is padded) and resend.",
+  },
   reasoning_dropped: {
     kinds: ["history_edit"],
     severity: "info",
@@ -1258,6 +1586,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "A chunk carried both `reasoning` and `reasoning_content` with different texts; one was kept.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
+  reasoning_item_missing: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The Responses API wants the reasoning item that preceded a function call sent back with it.",
+    action: "Run `repairHistory` (the call is turned to text if its reasoning is gone) and resend.",
+  },
   reasoning_padded: {
     kinds: ["history_edit"],
     severity: "info",
@@ -1269,6 +1603,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "Writing the recording failed (…); the recorded file is incomplete. Decoding was not affected.",
     action: "The recording sink failed: the decode continued, but the recording is incomplete.",
+  },
+  "ref-default": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict, fireworks): `$ref` with sibling keywords (`default`, `description`) → `default` dropped.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   refusal: {
     kinds: ["diagnostic"],
@@ -1337,10 +1677,16 @@ export const DIAGNOSTIC_CODES = {
     action: "Nothing: the repairing fetch / proxy fixed this on the way (reported through `onRepair`, the log line and `x-toolwire-repairs`).",
   },
   roles_not_alternating: {
-    kinds: ["history_fault"],
+    kinds: ["history_fault", "provider_error"],
     severity: "error",
-    meaning: "Messages … and … are both … messages; Bedrock requires alternating roles.",
-    action: "The provider would reject this history: run `repairHistory` (or send it through the repairing fetch / proxy) before sending.",
+    meaning: "Messages … and … are both … messages; Bedrock requires alternating roles. As a `classifyProviderError` reason: the provider wants user and assistant messages to alternate (Bedrock); two of one role follow each other.",
+    action: "The provider would reject this history: run `repairHistory` (or send it through the repairing fetch / proxy) before sending. As a reason: Run `repairHistory` (messages are merged) and resend.",
+  },
+  "root-object": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai, openai-strict, anthropic, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks, bedrock): root without `type: object` → `type: object` added.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   schema_is_tool_definition: {
     kinds: ["error"],
@@ -1353,6 +1699,24 @@ export const DIAGNOSTIC_CODES = {
     severity: "info",
     meaning: "The schema of … would need its arguments reshaped for … (…); it was left as it is.",
     action: "The schema was sent unchanged: sanitize it yourself with `sanitizeTools` and restore arguments with `restoreArguments`, if the provider rejects it.",
+  },
+  schema_rejected: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected a tool's JSON Schema (a keyword or shape it does not take).",
+    action: "Sanitize the tools for the target (`sanitizeTools`; for llama.cpp the classification's `strip` names the keywords) and resend.",
+  },
+  server_error: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider failed on its side (5xx).",
+    action: "Retry after a pause, with backoff.",
+  },
+  server_tool_result_orphan: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: a server tool result (e.g. `web_search_tool_result`) answers no server tool call.",
+    action: "Run `repairHistory` (the orphan server result is dropped) and resend.",
   },
   signed_request: {
     kinds: ["proxy_repair"],
@@ -1371,6 +1735,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "error",
     meaning: "The recording sink given to `record` failed while writing.",
     action: "A thrown `ToolwireError` with this `code`: fix the input or option the message names; retrying the same call fails the same way.",
+  },
+  "slash-enum": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (xai): enum value containing `/` → whole enum dropped, values → description, type kept.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   source_delta: {
     kinds: ["proxy_repair"],
@@ -1534,6 +1904,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The provider sent an error event: ….",
     action: "The provider sent an error mid-stream: the turn is `error`; classify it with `classifyProviderError` and retry if it says so.",
   },
+  "strict-objects": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict): object allowing undeclared keys → implicitly open: closed (undeclared keys dropped). optional property → required + nullable (null ↔ absent).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   "strip_$ref": {
     kinds: ["proxy_repair"],
     severity: "info",
@@ -1588,6 +1964,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The content holds <think> markup (the model's reasoning leaked into the text because the server did not separate it); it was kept in the text as sent.",
     action: "Nothing; the turn is sound. Informational.",
   },
+  thinking_missing: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: with thinking on, the assistant turn that made the calls must start with its thinking block.",
+    action: "Run `repairHistory` (thinking is kept or the exchange turned to text) and resend; keep thinking blocks with their signatures when you build histories.",
+  },
   thinking_moved_first: {
     kinds: ["history_edit"],
     severity: "info",
@@ -1595,10 +1977,10 @@ export const DIAGNOSTIC_CODES = {
     action: "Nothing: `repairHistory` made this edit and lists it in `edits`; review it if the history is yours.",
   },
   thinking_not_allowed: {
-    kinds: ["history_fault"],
+    kinds: ["history_fault", "provider_error"],
     severity: "error",
-    meaning: "Thinking is off, but the final assistant message holds thinking.",
-    action: "The provider would reject this history: run `repairHistory` (or send it through the repairing fetch / proxy) before sending.",
+    meaning: "Thinking is off, but the final assistant message holds thinking. As a `classifyProviderError` reason: the provider rejected the request: a thinking block is where it is not allowed (thinking is off, or it is not first).",
+    action: "The provider would reject this history: run `repairHistory` (or send it through the repairing fetch / proxy) before sending. As a reason: Run `repairHistory` (the thinking block is moved or dropped) and resend.",
   },
   thinking_not_first: {
     kinds: ["history_fault"],
@@ -1606,17 +1988,35 @@ export const DIAGNOSTIC_CODES = {
     meaning: "An assistant message with thinking blocks must start with one.",
     action: "The provider would reject this history: run `repairHistory` (or send it through the repairing fetch / proxy) before sending.",
   },
+  thinking_signature_invalid: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected a thinking block's signature (edited, or from another model).",
+    action: "Drop the thinking blocks of earlier turns (or send them unchanged as received) and resend.",
+  },
   thought_signature_changed: {
     kinds: ["diagnostic"],
     severity: "warning",
     meaning: "A continuation part of call … carries a different thoughtSignature; the first was kept.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
+  thought_signature_missing: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "Gemini wants the thought signature of a function call sent back.",
+    action: "Run `repairHistory` (a placeholder signature is set) and resend; keep `thoughtSignature` when you build histories.",
+  },
   thought_signature_placeholder: {
     kinds: ["history_edit"],
     severity: "info",
     meaning: "Gave the call to … Gemini's placeholder thought signature; its own was lost.",
     action: "Nothing: `repairHistory` made this edit and lists it in `edits`; review it if the history is yours.",
+  },
+  timeout: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider or a gateway timed out.",
+    action: "Retry; shorten the request if it keeps happening.",
   },
   too_deep: {
     kinds: ["call_error", "schema_issue", "error"],
@@ -1642,6 +2042,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "Gemini rejected the function call the model generated as malformed (MALFORMED_FUNCTION_CALL); no call was delivered. Retry the turn.",
     action: "Check the turn's `status` and each call's `error`: never run a call whose `arguments` is null; retry the request if the turn is incomplete.",
   },
+  tool_arguments_invalid: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: a tool call's arguments in the history are not valid JSON.",
+    action: "Run `repairHistory` (invalid calls are replaced by text or dropped) and resend.",
+  },
   tool_call_index_missing: {
     kinds: ["diagnostic"],
     severity: "warning",
@@ -1653,6 +2059,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "warning",
     meaning: "An entry of message.tool_calls is not an object; it was ignored.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  tool_call_rejected: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected a tool call the model generated (e.g. Groq's `tool_use_failed`, with the generation in `failed_generation`).",
+    action: "Decode the error body with `textCalls` to recover the calls (`source: \"failed_generation\"`), or retry the request.",
   },
   tool_call_type_unknown: {
     kinds: ["diagnostic"],
@@ -1678,11 +2090,53 @@ export const DIAGNOSTIC_CODES = {
     meaning: "Thinking is on but this tool-calling message has no thinking block, which cannot be recreated: rewrote its calls and results as text.",
     action: "Nothing: `repairHistory` made this edit and lists it in `edits`; review it if the history is yours.",
   },
+  tool_id_duplicate: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: two tool calls share an id.",
+    action: "Run `repairHistory` (ids are made unique, `idMap` maps them back) and resend.",
+  },
+  tool_id_invalid: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: a tool call id breaks its id rule (characters, length).",
+    action: "Run `repairHistory` (ids are remapped) and resend.",
+  },
   tool_input_not_string: {
     kinds: ["diagnostic"],
     severity: "warning",
     meaning: "A toolUse delta for index … carries input that is not a string fragment; it was ignored.",
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
+  },
+  tool_result_missing: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: a tool call in the history has no result right after it.",
+    action: "Run `repairHistory` (a dangling call gets an error result) and resend; the repairing fetch / proxy does this once by itself.",
+  },
+  tool_result_mixed_content: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected a tool result that mixes content types it does not take.",
+    action: "Send the tool result as text and resend.",
+  },
+  tool_result_not_first: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: tool results must come first in their message.",
+    action: "Run `repairHistory` (results are moved to the front) and resend.",
+  },
+  tool_result_orphan: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The provider rejected the request: a tool result answers no call before it.",
+    action: "Run `repairHistory` (the orphan result becomes text or is dropped) and resend.",
+  },
+  "top-level-combinators": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai, openai-strict, anthropic, anthropic-strict, gemini, xai, llamacpp, kimi, fireworks, bedrock): top-level `anyOf`/`oneOf`/`allOf`/`enum`/`not` → flattened (REQUIRED per field, per-mode summary on the root).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
   trailing_comma: {
     kinds: ["repair"],
@@ -1696,6 +2150,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The call was cut before its arguments were complete (output limit, stream end, abort, broken markup; see `error.cause`). For the AWS event stream: trailing bytes do not complete a frame.",
     action: "Do not run the call. Send `error.message` back (it tells the model to split the content over smaller calls); raise the output limit if the cause is `max_tokens`.",
   },
+  "tuples-to-items": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (openai-strict, anthropic-strict, gemini, llamacpp): `prefixItems` / tuple `items`: → `items` union + description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   turn_too_large: {
     kinds: ["diagnostic"],
     severity: "error",
@@ -1708,11 +2168,35 @@ export const DIAGNOSTIC_CODES = {
     meaning: "The value has the wrong JSON type (a string where a number is expected, …); `coerce: true` fixes the common cases.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
   },
+  "type-arrays-anyof": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (anthropic-strict, llamacpp): `type: [T, \"null\"]` / `type: [A, B]`: → `anyOf` (anthropic-strict); `anyOf` of single types (`[T, \"null\"]` → `anyOf: [T, {type: null}]`) (llamacpp).",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "type-arrays-nullable": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (gemini): `type: [T, \"null\"]` / `type: [A, B]` → one type + `nullable` / `anyOf`.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
+  "type-beside-anyof": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (kimi): `type` beside `anyOf`/`oneOf` → type pushed into branches.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
+  },
   unexpected_tool_call: {
     kinds: ["diagnostic"],
     severity: "error",
     meaning: "Gemini rejected the function call the model generated as malformed (MALFORMED_FUNCTION_CALL); no call was delivered. Retry the turn.",
     action: "Check the turn's `status` and each call's `error`: never run a call whose `arguments` is null; retry the request if the turn is incomplete.",
+  },
+  unknown: {
+    kinds: ["provider_error"],
+    severity: "error",
+    meaning: "The error could not be classified.",
+    action: "Read the provider's message; retry only if the status is 5xx or 429.",
   },
   unknown_block_type: {
     kinds: ["diagnostic"],
@@ -1803,6 +2287,12 @@ export const DIAGNOSTIC_CODES = {
     severity: "info",
     meaning: "The response says it is JSON but its body does not parse; it was passed on unchanged, its calls (if any) unchecked.",
     action: "The non-streamed body was passed through unchanged; nothing to do.",
+  },
+  "xai-keywords": {
+    kinds: ["schema_rule"],
+    severity: "error",
+    meaning: "Schema rule (xai): `pattern`: → description. `format` → every `format` → description (400 on xAI Responses, even `date-time`). `minLength` / `maxLength`: → description. `minItems` / `maxItems`: → description. `contains` / `minContains` / `maxContains` → `min/maxContains` → description.",
+    action: "From `sanitizeSchema`/`sanitizeTools` (`changes`), nothing: the schema was rewritten for the target. From `checkSchema`, sanitize the schema for the target before sending it.",
   },
 } as const satisfies Record<string, CodeInfo>;
 

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { DOC_FILE, renderCodesPage, updateCodesPage } from "../../scripts/gen-codes-page.js";
 import { describeCode, DIAGNOSTIC_CODES, isDiagnosticCode, type DiagnosticCode } from "../../src/diagnostics/codes.js";
 import type { RepairCode, ToolCallErrorCode } from "../../src/types.js";
-import { CODE_SHAPE, scanEmittedCodes } from "../helpers/code-scan.js";
+import { SCHEMA_TARGETS, TARGETS } from "../../src/schema/targets/index.js";
+import { CODE_SHAPE, RULE_SHAPE, scanEmittedCodes } from "../helpers/code-scan.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -20,19 +21,27 @@ describe("the registry of diagnostic, repair and error codes", () => {
     expect(missing, "add these codes to src/diagnostics/codes.ts, then run node dist/scripts/gen-codes-page.js").toEqual([]);
   });
 
+  it("holds every schema rule of every target (their ids are built in several ways, so they are read from TARGETS)", () => {
+    const ids = new Set(SCHEMA_TARGETS.flatMap((target) => TARGETS[target].rules.map((rule) => rule.id)));
+    expect(ids.size).toBeGreaterThan(30);
+    expect([...ids].filter((id) => !isDiagnosticCode(id))).toEqual([]);
+    for (const id of ids) if (isDiagnosticCode(id)) expect(DIAGNOSTIC_CODES[id].kinds as readonly string[], id).toContain("schema_rule");
+  });
+
   it("holds the codes built from templates, and every prefix has some", () => {
     expect([...prefixes.keys()].sort()).toEqual(["eventstream_", "source_", "sse_", "strip_"]);
     for (const prefix of prefixes.keys()) expect(registered.filter((code) => code.startsWith(prefix)).length, prefix).toBeGreaterThan(1);
   });
 
   it("lists no code that src/ never emits", () => {
-    const stale = registered.filter((code) => !codes.has(code) && ![...prefixes.keys()].some((prefix) => code.startsWith(prefix)));
+    const rules = new Set(SCHEMA_TARGETS.flatMap((target) => TARGETS[target].rules.map((rule) => rule.id)));
+    const stale = registered.filter((code) => !codes.has(code) && !rules.has(code) && ![...prefixes.keys()].some((prefix) => code.startsWith(prefix)));
     expect(stale).toEqual([]);
   });
 
   it("gives each code a kind, a severity, a meaning and an action", () => {
     for (const [code, info] of Object.entries(DIAGNOSTIC_CODES)) {
-      expect(code === "strip_$ref" || CODE_SHAPE.test(code), code).toBe(true);
+      expect(code === "strip_$ref" || CODE_SHAPE.test(code) || (RULE_SHAPE.test(code) && info.kinds.includes("schema_rule")), code).toBe(true);
       expect(info.kinds.length, code).toBeGreaterThan(0);
       expect(["info", "warning", "error"], code).toContain(info.severity);
       expect(info.meaning.length, code).toBeGreaterThan(20);

@@ -15,7 +15,10 @@ import ts from "typescript";
  *   `push`/`add` on a list named `codes` or `repairs`), and errors (`new ToolwireError(code, …)`,
  *   `new EventStreamError(…, code)`, `new ImportError(…, code)`, `super(code, …)` in an error class);
  * - the string literal types of the unions that name codes (`RepairCode`, `ToolCallErrorCode`,
- *   `IssueCode`, `StopCode`, `EventStreamErrorCode`, `ImportErrorCode`);
+ *   `IssueCode`, `StopCode`, `EventStreamErrorCode`, `ImportErrorCode`, and `ProviderErrorReason`,
+ *   which the repairing fetch and the proxy report as the code of a classified error);
+ * - a schema change's or problem's `rule:` in src/schema (the rules of the targets, whose ids are
+ *   built in several ways, are listed by the test from `TARGETS` itself);
  * - a variable named `code` or `codes` initialized with literals.
  *
  * A code built from a template (`sse_${type}`, `eventstream_${code}`, `strip_${key}`) is
@@ -49,9 +52,11 @@ const HELPERS_IN: Record<string, (file: string) => boolean> = {
 /** Helpers whose code is not their first argument: the index of the code argument. */
 const CODE_ARG: Record<string, number> = { callDiag: 1 };
 const HELPERS_LAST_ARG_CODE = new Set(["EventStreamError", "ImportError"]);
-const CODE_UNIONS = new Set(["RepairCode", "ToolCallErrorCode", "IssueCode", "StopCode", "EventStreamErrorCode", "ImportErrorCode"]);
+const CODE_UNIONS = new Set(["RepairCode", "ToolCallErrorCode", "IssueCode", "StopCode", "EventStreamErrorCode", "ImportErrorCode", "ProviderErrorReason"]);
 const CODE_LISTS = new Set(["codes", "repairs"]);
+/** snake_case codes; schema rules are kebab-case (`top-level-combinators`). */
 export const CODE_SHAPE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
+export const RULE_SHAPE = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 function sourceFiles(root: string): string[] {
   const found: string[] = [];
@@ -144,7 +149,10 @@ export function scanEmittedCodes(root: string): ScanResult {
     const file = relative(root, path).split("\\").join("/");
     const sf = ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
-      if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && (node.name.text === "code" || node.name.text === "repairs")) {
+      if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && node.name.text === "rule" && file.startsWith("src/schema/")) {
+        // A schema change or problem names its rule: `{ rule: "root-object", path, message }`.
+        for (const lit of literals(node.initializer)) if (!ts.isTemplateExpression(lit) && RULE_SHAPE.test(lit.text)) codes.set(lit.text, [...(codes.get(lit.text) ?? []), { file, via: "rule:", line: sf.getLineAndCharacterOfPosition(lit.getStart(sf)).line + 1 }]);
+      } else if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && (node.name.text === "code" || node.name.text === "repairs")) {
         const fields = ts.isObjectLiteralExpression(node.parent) ? objectFields(node.parent, sf) : {};
         for (const lit of literals(node.initializer)) record(lit, { file, via: `${node.name.text}:`, ...fields }, sf);
       } else if (ts.isCallExpression(node) || ts.isNewExpression(node)) {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { DOC_FILE, renderCodesPage, updateCodesPage } from "../../scripts/gen-codes-page.js";
-import { describeCode, DIAGNOSTIC_CODES, isDiagnosticCode, type DiagnosticCode } from "../../src/diagnostics/codes.js";
+import { describeCode, DIAGNOSTIC_CODES, isDiagnosticCode, type CodeInfo, type DiagnosticCode } from "../../src/diagnostics/codes.js";
 import type { RepairCode, ToolCallErrorCode } from "../../src/types.js";
 import { SCHEMA_TARGETS, TARGETS } from "../../src/schema/targets/index.js";
 import { CODE_SHAPE, RULE_SHAPE, scanEmittedCodes } from "../helpers/code-scan.js";
@@ -40,7 +40,7 @@ describe("the registry of diagnostic, repair and error codes", () => {
   });
 
   it("gives each code a kind, a severity, a meaning and an action", () => {
-    for (const [code, info] of Object.entries(DIAGNOSTIC_CODES)) {
+    for (const [code, info] of Object.entries(DIAGNOSTIC_CODES) as Array<[string, CodeInfo]>) {
       expect(code === "strip_$ref" || CODE_SHAPE.test(code) || (RULE_SHAPE.test(code) && info.kinds.includes("schema_rule")), code).toBe(true);
       expect(info.kinds.length, code).toBeGreaterThan(0);
       expect(["info", "warning", "error"], code).toContain(info.severity);

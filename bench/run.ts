@@ -23,7 +23,7 @@ import { lastLineOfProcess } from "./process.js";
  * processes' ratios. The slow peers (official SDKs, AI SDK) run last, each in its own process
  * with a CPU budget (TOOLWIRE_BENCH_PEER_BUDGET_MS, default 8 s): a peer that spends it stops and
  * the row reports the share of the stream it reached. With --json the results are written for
- * `npm run bench:readme`, which renders the README's table.
+ * `npm run bench:readme`, which renders the tables of docs/performance.md.
  */
 
 const args = process.argv.slice(2);

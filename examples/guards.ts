@@ -12,9 +12,9 @@ export interface ToolOutcome {
 
 type RunTool = (name: string, args: Record<string, unknown>) => Promise<ToolOutcome>;
 
-export async function main(turn: DecodedTurn, schemas: Record<string, Schema>, runTool: RunTool) {
+export async function main(turn: DecodedTurn, schemas: Record<string, Schema>, runToolWithOutcome: RunTool) {
   // #region readme
-  // turn: a DecodedTurn; schemas: your tools' parameter schemas by name; runTool(name, args): your tools.
+  // turn: a DecodedTurn; schemas: your tools' parameter schemas by name; runToolWithOutcome(name, args): your tools, each saying what it did to its target.
   const guard = createLoopGuard({ schemas }); // across turns: escalates after 3 failures of a tool in a row, trips after 5
   const ledger = createOutcomeLedger(); // per turn: what each changing call did to its target
   const results: Array<{ id: string; content: string }> = [];
@@ -33,7 +33,7 @@ export async function main(turn: DecodedTurn, schemas: Record<string, Schema>, r
       results.push({ id: call.id, content: before.message ?? "blocked" });
       continue;
     }
-    const outcome = await runTool(call.name, checked.value as Record<string, unknown>);
+    const outcome = await runToolWithOutcome(call.name, checked.value as Record<string, unknown>);
     if (outcome.target !== undefined) ledger.record({ tool: call.name, target: outcome.target, ok: outcome.ok, error: outcome.error, callId: call.id });
     if (outcome.ok) {
       guard.success(call.name); // only a call that worked resets the tool's failure count

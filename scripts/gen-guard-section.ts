@@ -1,4 +1,5 @@
-import { isEntryPoint, runRegionScript, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
+import { join } from "node:path";
+import { isEntryPoint, readmePathFrom, repoRootFrom, replaceBetween, textBetween, updateRegions, type UpdateOutcome } from "./readme-region.js";
 import { LOOP_GUARD_DEFAULTS } from "../src/guard/loop-guard.js";
 import { OUTCOME_LEDGER_DEFAULTS } from "../src/guard/outcome-ledger.js";
 import { LLAMACPP_SCHEMA_ERRORS } from "../src/guard/provider-errors.js";
@@ -7,17 +8,20 @@ import { TOOL_SHAPES, type ToolShape } from "../src/schema/tool-shape.js";
 export type { UpdateOutcome } from "./readme-region.js";
 
 /**
- * Writes the README's guard section and tool-shape list from the code's defaults and tables, so
+ * Writes the guard section and the tool-shape list from the code's defaults and tables, so
  * they cannot drift from it:
- *   <!-- guards:start --> … <!-- guards:end -->              loop guard, file-mutation ledger, llama.cpp 400s
- *   <!-- schema-tools:start --> … <!-- schema-tools:end -->  the tool shapes sanitizeTools reads
+ *   <!-- guards:start --> … <!-- guards:end -->              docs/guards.md: loop guard, file-mutation ledger, llama.cpp 400s
+ *   <!-- schema-tools:start --> … <!-- schema-tools:end -->  docs/schemas.md: the tool shapes sanitizeTools reads
  *
- *   node dist/scripts/gen-guard-section.js            # rewrite the regions
- *   node dist/scripts/gen-guard-section.js --check    # exit 1 when a region is out of date
+ *   node dist/scripts/gen-guard-section.js                # rewrite the regions
+ *   node dist/scripts/gen-guard-section.js --check        # exit 1 when a region is out of date
+ *   node dist/scripts/gen-guard-section.js --file=PATH    # both regions in another file
  */
 
 export interface Region {
   name: string;
+  /** The guide that holds the region, relative to the repository's root. */
+  file: string;
   render(): string;
 }
 
@@ -57,8 +61,8 @@ export function renderToolShapes(): string {
 }
 
 export const REGIONS: readonly Region[] = [
-  { name: "guards", render: renderGuardSection },
-  { name: "schema-tools", render: renderToolShapes },
+  { name: "guards", file: "docs/guards.md", render: renderGuardSection },
+  { name: "schema-tools", file: "docs/schemas.md", render: renderToolShapes },
 ];
 
 export const markers = (name: string) => ({ start: `<!-- ${name}:start -->`, end: `<!-- ${name}:end -->` });
@@ -75,10 +79,34 @@ export function currentNamedRegion(readme: string, name: string): string | null 
   return textBetween(readme, start, end);
 }
 
-/** Rewrites (or, with `check`, only compares) every region of the README at `path`. */
+/** Rewrites (or, with `check`, only compares) every region in the one file at `path`. */
 export function updateGuardRegions(path: string, options: { check?: boolean } = {}): UpdateOutcome {
   return updateRegions(path, REGIONS.map((region) => ({ ...markers(region.name), render: region.render })), options);
 }
 
+/** Rewrites (or, with `check`, only compares) each region in its own guide under `root`. */
+export function updateGuardDocs(root: string, options: { check?: boolean } = {}): Array<{ path: string; outcome: UpdateOutcome }> {
+  return REGIONS.map((region) => {
+    const path = join(root, region.file);
+    return { path, outcome: updateRegions(path, [{ ...markers(region.name), render: region.render }], options) };
+  });
+}
 
-if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "guard section", "gen-guard-section", updateGuardRegions);
+function runScript(): number {
+  const args = process.argv.slice(2);
+  const check = args.includes("--check");
+  const given = args.some((a) => a.startsWith("--file=") || a.startsWith("--readme="));
+  const results = given
+    ? [{ path: readmePathFrom(args, import.meta.url), outcome: updateGuardRegions(readmePathFrom(args, import.meta.url), { check }) }]
+    : updateGuardDocs(repoRootFrom(import.meta.url), { check });
+  let code = 0;
+  for (const { path, outcome } of results) {
+    const ok = outcome === "updated" || outcome === "up-to-date";
+    if (!ok) code = 1;
+    const message = ok ? `guard section ${outcome === "updated" ? "updated" : "is up to date"}` : outcome === "out-of-date" ? "guard section is out of date; run node dist/scripts/gen-guard-section.js" : outcome === "no-markers" ? "the guard section markers are missing" : "not found";
+    (ok ? process.stdout : process.stderr).write(`${path}: ${message}\n`);
+  }
+  return code;
+}
+
+if (isEntryPoint(import.meta.url)) process.exitCode = runScript();

@@ -5,14 +5,17 @@ import { SCHEMA_TARGETS, TARGETS } from "../src/schema/targets/index.js";
 export type { UpdateOutcome } from "./readme-region.js";
 
 /**
- * Writes the schema compatibility table into README.md between
+ * Writes the schema compatibility table into docs/schemas.md between
  *   <!-- schema-compat:start --> and <!-- schema-compat:end -->
  * from the rule sets in src/schema/targets, so the table cannot drift from the code.
  *
  *   node dist/scripts/gen-schema-table.js                  # rewrite the region
  *   node dist/scripts/gen-schema-table.js --check          # exit 1 when the region is out of date
- *   node dist/scripts/gen-schema-table.js --readme=PATH    # another file
+ *   node dist/scripts/gen-schema-table.js --file=PATH      # another file
  */
+
+/** The guide that holds the table, relative to the repository's root. */
+export const DOC_FILE = "docs/schemas.md";
 
 export const START_MARKER = "<!-- schema-compat:start -->";
 export const END_MARKER = "<!-- schema-compat:end -->";
@@ -86,4 +89,4 @@ export function updateReadme(path: string, options: { check?: boolean } = {}): U
   return updateRegions(path, [{ start: START_MARKER, end: END_MARKER, render: renderCompatTable }], options);
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "schema table", "gen-schema-table", updateReadme);
+if (isEntryPoint(import.meta.url)) process.exitCode = runRegionScript(import.meta.url, "schema table", "gen-schema-table", updateReadme, DOC_FILE);

@@ -3,8 +3,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 /**
- * Generated regions of the README: the text between `<!-- NAME:start -->`-style markers is
- * written by a script from code, never by hand. The table scripts share this module.
+ * Generated regions of the README and the guides in docs/: the text between
+ * `<!-- NAME:start -->`-style markers is written by a script from code, never by hand. The table
+ * scripts share this module; each writes its regions into the guide that holds them.
  */
 
 /** A region: its two marker lines and the function that renders its text. */
@@ -48,17 +49,25 @@ export function updateRegions(path: string, regions: readonly ReadmeRegion[], op
   return "updated";
 }
 
-/** The README a script was asked for (`--readme=PATH`), else the one at the repository's root. */
-export function readmePathFrom(args: readonly string[], scriptUrl: string): string {
-  const given = args.find((a) => a.startsWith("--readme="));
-  if (given) return resolve(given.slice("--readme=".length));
+/** The repository's root: the nearest directory above the script that holds a package.json. */
+export function repoRootFrom(scriptUrl: string): string {
   let dir = dirname(fileURLToPath(scriptUrl));
   while (!existsSync(join(dir, "package.json"))) {
     const parent = dirname(dir);
     if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(scriptUrl)}`);
     dir = parent;
   }
-  return join(dir, "README.md");
+  return dir;
+}
+
+/**
+ * The file a script was asked for (`--file=PATH`, or the older `--readme=PATH`), else `file`
+ * (a path relative to the repository's root: README.md or a guide in docs/).
+ */
+export function readmePathFrom(args: readonly string[], scriptUrl: string, file = "README.md"): string {
+  const given = args.find((a) => a.startsWith("--file=") || a.startsWith("--readme="));
+  if (given) return resolve(given.slice(given.indexOf("=") + 1));
+  return join(repoRootFrom(scriptUrl), file);
 }
 
 /** Whether the module at `scriptUrl` is the script node was started with. */
@@ -68,13 +77,19 @@ export function isEntryPoint(scriptUrl: string): boolean {
 }
 
 /**
- * The command-line side of a generator script: `[--check] [--readme=PATH]`. Updates (or checks)
- * the README, prints one line saying how it went, and returns the exit code (1 when the README
- * is out of date, has no markers or is missing).
+ * The command-line side of a generator script: `[--check] [--file=PATH]`. Updates (or checks)
+ * the file (by default `file`, relative to the repository's root), prints one line saying how it
+ * went, and returns the exit code (1 when the file is out of date, has no markers or is missing).
  */
-export function runRegionScript(scriptUrl: string, what: string, script: string, update: (path: string, options: { check?: boolean }) => UpdateOutcome): number {
+export function runRegionScript(
+  scriptUrl: string,
+  what: string,
+  script: string,
+  update: (path: string, options: { check?: boolean }) => UpdateOutcome,
+  file = "README.md",
+): number {
   const args = process.argv.slice(2);
-  const readmePath = readmePathFrom(args, scriptUrl);
+  const readmePath = readmePathFrom(args, scriptUrl, file);
   const outcome = update(readmePath, { check: args.includes("--check") });
   const messages: Record<UpdateOutcome, string> = {
     updated: `${readmePath}: ${what} updated\n`,

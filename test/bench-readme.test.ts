@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { BENCH_END, BENCH_START, renderBench, withBenchTable, type BenchResults } from "../bench/report.js";
 
-/** The README's Performance tables are generated from the committed benchmark run, never edited by hand. */
-describe("README performance tables", () => {
+/** The Performance tables (docs/performance.md) are generated from the committed benchmark run, never edited by hand. */
+describe("performance tables (docs/performance.md)", () => {
   const results = JSON.parse(readFileSync(new URL("../bench/results.json", import.meta.url), "utf8")) as BenchResults;
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const readme = readFileSync(new URL("../docs/performance.md", import.meta.url), "utf8");
 
   it("match bench/results.json (run `npm run bench:readme` after a bench run)", () => {
     expect(withBenchTable(readme, results)).toBe(readme);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -232,15 +232,28 @@ describe("README example: guards", () => {
   });
 });
 
-describe("README shows the examples' code", () => {
-  const readme = readFileSync(new URL("README.md", ROOT), "utf8");
-  const blocks = readmeBlocks(readme);
+/** README.md and every guide under docs/ (the examples moved from the README into the guides). */
+function docPages(): string[] {
+  const pages = ["README.md"];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(new URL(dir, ROOT), { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(`${dir}${entry.name}/`);
+      else if (entry.name.endsWith(".md")) pages.push(`${dir}${entry.name}`);
+    }
+  };
+  walk("docs/");
+  return pages;
+}
+
+describe("README and docs/ show the examples' code", () => {
+  const blocks = new Map<string, string>();
+  for (const page of docPages()) for (const [file, block] of readmeBlocks(readFileSync(new URL(page, ROOT), "utf8"))) blocks.set(file, block);
   const pending = blocks.size === 0 && !process.env.CI;
 
   it.skipIf(pending)("has every example, exactly as in examples/", () => {
     for (const file of EXAMPLES) {
       const expected = readmeSnippet(ROOT, file);
-      expect(blocks.get(file), `README.md must show ${file} after an '<!-- example: ${file} -->' marker. All of them:\n\n${readmeSection(ROOT)}`).toBe(expected);
+      expect(blocks.get(file), `README.md or a guide in docs/ must show ${file} after an '<!-- example: ${file} -->' marker. All of them:\n\n${readmeSection(ROOT)}`).toBe(expected);
     }
   });
 

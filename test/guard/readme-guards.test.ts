@@ -7,10 +7,13 @@ import { currentNamedRegion, markers, REGIONS, renderGuardSection, renderToolSha
 import { LLAMACPP_SCHEMA_ERRORS } from "../../src/guard/provider-errors.js";
 import { TOOL_SHAPES } from "../../src/schema/tool-shape.js";
 
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
-const readme = existsSync(README) ? readFileSync(README, "utf8") : "";
+// Each region lives in its guide (docs/guards.md, docs/schemas.md), linked from the README.
+const guide = (file: string) => {
+  const path = fileURLToPath(new URL(`../../${file}`, import.meta.url));
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+};
 
-describe("README guard section and tool shapes", () => {
+describe("guard section and tool shapes (docs/guards.md, docs/schemas.md)", () => {
   it("show every guard rule with its defaults, every llama.cpp error text and every tool shape", () => {
     const guards = renderGuardSection();
     for (const text of ["escalateAfter: 3", "tripAfter: 5", "maxIdenticalCalls: 3", "`write_file`", "`patch`", "*** Update File:", "*** Add File:", "*** Delete File:", "at most 10 files", "HTTP 400 only"]) {
@@ -34,7 +37,7 @@ describe("README guard section and tool shapes", () => {
     expect(updateGuardRegions(file)).toBe("no-markers");
   });
 
-  it.each(REGIONS.map((r) => [r.name, r] as const))("README.md's %s region equals the generated text — if this fails, run: npm run build && node dist/scripts/gen-guard-section.js", (name, region) => {
-    expect(currentNamedRegion(readme, name), `README.md's ${name} region is out of date`).toBe(region.render());
+  it.each(REGIONS.map((r) => [r.name, r] as const))("the %s region in its guide equals the generated text — if this fails, run: npm run build && node dist/scripts/gen-guard-section.js", (name, region) => {
+    expect(currentNamedRegion(guide(region.file), name), `${region.file}'s ${name} region is out of date`).toBe(region.render());
   });
 });

@@ -139,8 +139,13 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     const files = ok(run(process.execPath, ["-e", 'const fs = require("node:fs"); const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(d + "/" + e.name) : [d + "/" + e.name]); console.log(JSON.stringify(walk("node_modules/toolwire")));'], project), "list");
     const shipped = (JSON.parse(files) as string[]).map((file) => file.slice("node_modules/toolwire/".length));
     expect(shipped.filter((file) => file.endsWith(".map"))).toEqual([]);
-    // Issue 29: docs/ ships (the README links into it).
-    expect(shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/") && !file.startsWith("docs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    // Besides dist/: the README, the licence, package.json and the guides the README links to (docs/, issue 27).
+    const rest = shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/"));
+    expect(rest.filter((file) => !file.startsWith("docs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    expect(rest.filter((file) => file.startsWith("docs/") && !file.endsWith(".md"))).toEqual([]);
+    const linked = [...readFileSync(join(ROOT, "README.md"), "utf8").matchAll(/\]\((docs\/[^)#]+\.md)(?:#[^)]*)?\)/g)].map((m) => m[1] as string);
+    expect(linked.length).toBeGreaterThan(0);
+    for (const page of new Set(linked)) expect(shipped, `README links to ${page}`).toContain(page);
     expect(shipped).toEqual(expect.arrayContaining(["docs/install.md", "docs/cli.md", "docs/ai-sdk.md", "docs/proxy.md"]));
     expect(shipped).toContain("dist/cjs/package.json");
   });

@@ -9,7 +9,7 @@ import type { RepairReport } from "./types.js";
 export interface WholeResponseOptions extends DecoderOptions {
   /**
    * Gemini: put toolwire's id on a call sent without one (default true). Off for Vertex AI, whose
-   * FunctionCall has no `id` field (see `GeminiReencoderOptions.addMissingIds`).
+   * FunctionCall has no `id` field (see `ReencoderOptions.addMissingIds`).
    */
   addMissingIds?: boolean;
 }

@@ -31,7 +31,7 @@ export { createDecoder, UnsupportedProviderError } from "./providers/registry.js
 export type { StreamingDecoder } from "./providers/codec.js";
 export { detectProvider, ProviderDetectionError } from "./providers/detect.js";
 export { createByteDecoder, type ByteDecoder, type ByteDecoderOptions } from "./adapters/bytes.js";
-export { decodeStream, decodeStreamBatches, collectTurn, type StreamSource, type StreamSourceFor, type DecodeStreamOptions } from "./adapters/web.js";
+export { decodeStream, decodeStreamBatches, collectTurn, type StreamSource, type DecodeStreamOptions } from "./adapters/web.js";
 export { DEFAULT_IDLE_TIMEOUT_MS } from "./adapters/watchdog.js";
 export { DEFAULT_LIMITS, TooDeepError, type DecoderLimits } from "./limits.js";
 

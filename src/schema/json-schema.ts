@@ -49,7 +49,7 @@ export function assertSchemaDepth(schema: unknown): void {
 }
 
 export function isSchemaNode(value: unknown): value is SchemaNode {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isPlainObject(value);
 }
 
 export { isPlainObject };

@@ -41,7 +41,7 @@ export { parseRecords, RecordFormatError, type RecordedStream } from "./framing/
 export { replayEvents } from "./replay.js";
 
 // Re-encoders: a decoded stream written back in its own protocol, fixed calls rewritten (the repairing fetch, `toolwire/fetch`, uses them).
-export { createReencoder, createReencodingStream, type ReencoderOptions, type Reencoder, type RepairReport, repairWholeResponse, type WholeResponseOptions, type WholeResponseRepair } from "./reencode/index.js";
+export { createReencoder, createReencodingStream, type ReencoderOptions, type Reencoder, type RepairReport, repairWholeResponse, type WholeResponseRepair } from "./reencode/index.js";
 
 // Tool calls written into assistant text (servers without a tool parser): the `textCalls` option and the extractor behind it.
 export { extractTextCalls, TextCallOptionsError, type ExtractedTextCall, type TextCallSetting, type TextCallOptions, type TextCallSyntaxName } from "./text-calls/index.js";

@@ -22,7 +22,6 @@ import { ToolwireError } from "../errors.js";
 
 export { HISTORY_FORMATS, MAX_HISTORY_DEPTH, type HistoryFormat, type Message } from "./model.js";
 export type { Edit, Fault, HistoryOptions, RepairPolicy } from "./pairing.js";
-export type { IdMap } from "./ids.js";
 export type { EncodeTurnOptions, EncodedTurn, ToolResultInput } from "./encode.js";
 
 interface FormatModule {

@@ -1,6 +1,6 @@
 import { ToolwireError } from "../errors.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
-import type { DecoderOptions, ProviderName } from "../types.js";
+import type { ProviderName } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
 import { createBedrockReencoder } from "./bedrock.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
@@ -8,9 +8,9 @@ import { createOpenAIResponsesReencoder } from "./openai-responses.js";
 import { createOllamaReencoder } from "./ollama.js";
 import { createGeminiReencoder } from "./gemini.js";
 import { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
-import type { Reencoder } from "./types.js";
+import type { Reencoder, ReencoderOptions } from "./types.js";
 
-export type { Reencoder, RepairReport } from "./types.js";
+export type { Reencoder, ReencoderOptions, RepairReport } from "./types.js";
 export { createAnthropicReencoder } from "./anthropic.js";
 export { createOpenAIChatReencoder } from "./openai-chat.js";
 export { createOpenAIResponsesReencoder } from "./openai-responses.js";
@@ -18,27 +18,10 @@ export { createOllamaReencoder } from "./ollama.js";
 export { createGeminiReencoder, type GeminiReencoderOptions } from "./gemini.js";
 export { createBedrockReencoder } from "./bedrock.js";
 export { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
-export { repairWholeResponse, type WholeResponseOptions, type WholeResponseRepair } from "./whole.js";
+export { repairWholeResponse, type WholeResponseRepair } from "./whole.js";
 
 /** Protocols whose streams are re-encoded: all of them. */
 export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "bedrock", "gemini"];
-
-/** Options of `createReencoder`: the decoder options, and two choices some providers' wires need. */
-export interface ReencoderOptions extends DecoderOptions {
-  /**
-   * Gemini only: put toolwire's id on a call Gemini sent without one (default true), so that the
-   * client's calls carry the ids of toolwire's turn. Set it to false for Vertex AI, whose
-   * FunctionCall has no `id` field (a history sent back with one is refused with a 400).
-   */
-  addMissingIds?: boolean;
-  /**
-   * The body's framing when it is not the provider's own: `"aws-eventstream"` for Anthropic
-   * Messages events inside Bedrock's binary event stream (InvokeModelWithResponseStream, Claude on
-   * Bedrock). Only `anthropic` takes it (`bedrock` is always an event stream); any other
-   * combination throws a ToolwireError with code `unsupported_framing`.
-   */
-  framing?: "aws-eventstream";
-}
 
 /**
  * The re-encoder for a provider's stream, as `createDecoder` is its decoder: body bytes in, the

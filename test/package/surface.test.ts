@@ -62,7 +62,6 @@ const SURFACE: Record<string, readonly string[]> = {
     "TruncationCause",
     "UnsupportedProviderError",
     "Usage",
-    "WholeResponseOptions",
     "WholeResponseRepair",
     "collectTurn",
     "createByteDecoder",
@@ -114,7 +113,6 @@ const SURFACE: Record<string, readonly string[]> = {
     "HISTORY_FORMATS",
     "HistoryFormat",
     "HistoryOptions",
-    "IdMap",
     "MAX_HISTORY_DEPTH",
     "Message",
     "RepairPolicy",
@@ -151,13 +149,11 @@ const SURFACE: Record<string, readonly string[]> = {
   "toolwire/testing": [
     "DecodeRun",
     "Finding",
-    "FuzzCase",
     "FuzzSource",
     "GeneratedStream",
     "Regression",
     "RegressionFormatError",
     "RunCheckOptions",
-    "TurnSpec",
     "Violation",
     "WireOptions",
     "checkRun",
@@ -167,10 +163,9 @@ const SURFACE: Record<string, readonly string[]> = {
     "formatRegression",
     "parseRegression",
     "regressionFromFinding",
-    "renderSpec",
     "replayRegression",
   ],
-  "toolwire/testing/fuzz": ["FuzzOptions", "FuzzSummary", "caseArbitrary", "generatedStream", "runFuzz", "turnSpec"],
+  "toolwire/testing/fuzz": ["FuzzOptions", "FuzzSummary", "generatedStream", "runFuzz"],
 };
 
 interface Manifest {

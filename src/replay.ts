@@ -1,16 +1,10 @@
 import { createDecoder } from "./providers/registry.js";
 import { detectProvider } from "./providers/detect.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "./types.js";
+import type { RecordedStream } from "./framing/records.js";
+import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "./types.js";
 
-/** A recorded stream, as read from the NDJSON record format. */
-export interface ReplayInput {
-  sequence: string | null;
-  provider: ProviderName | null;
-  events: ProviderEvent[];
-}
-
-/** Decodes a recorded stream through the same push core a live stream uses. */
-export function replayEvents(input: ReplayInput, options: DecoderOptions & { provider?: ProviderName } = {}): DecodedTurn {
+/** Decodes a recorded stream (one of `parseRecords`' results) through the same push core a live stream uses. */
+export function replayEvents(input: RecordedStream, options: DecoderOptions & { provider?: ProviderName } = {}): DecodedTurn {
   const provider = options.provider ?? input.provider ?? detectProvider(input.events);
   const decoder = createDecoder(provider, { ...options, sequence: input.sequence });
   for (const event of input.events) decoder.push(event);

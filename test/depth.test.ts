@@ -13,7 +13,8 @@ import { EXIT } from "../src/cli/context.js";
 import { isToolwireError } from "../src/errors.js";
 import { DEFAULT_LIMITS, TooDeepError } from "../src/limits.js";
 import { checkHistory, convertHistory, fromNeutral, HISTORY_FORMATS, MAX_HISTORY_DEPTH, repairHistory, toNeutral, type HistoryFormat } from "../src/history/index.js";
-import { checkSchema, explainValue, sanitizeSchema, validateArguments } from "../src/schema/index.js";
+import { checkSchema, sanitizeSchema, validateArguments } from "../src/schema/index.js";
+import { explainValue } from "../src/schema/validate.js";
 
 const DEEP = 2000;
 

@@ -1,6 +1,7 @@
 import type { DecodedTurn, ProviderName } from "../types.js";
 import { jsonEqual } from "../json/equal.js";
 import { expectedStreamOf, type Expectation } from "./expectation.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * The conformance report: every recorded file decoded, set against the expectation stored beside
@@ -75,7 +76,7 @@ function show(value: unknown): string {
 export function jsonDifferences(expected: unknown, actual: unknown, path = "", out: string[] = []): string[] {
   if (out.length >= MAX_DIFFERENCES || jsonEqual(expected, actual)) return out;
   const bothArrays = Array.isArray(expected) && Array.isArray(actual);
-  const bothObjects = isObject(expected) && isObject(actual);
+  const bothObjects = isPlainObject(expected) && isPlainObject(actual);
   if (bothArrays) {
     const a = expected as unknown[];
     const b = actual as unknown[];
@@ -93,10 +94,6 @@ export function jsonDifferences(expected: unknown, actual: unknown, path = "", o
   }
   out.push(`${path || "(root)"}: expected ${show(expected)}, got ${show(actual)}`);
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Compares decoded turns with an expectation; returns the differences (empty when they agree). */

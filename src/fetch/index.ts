@@ -1,9 +1,13 @@
+/**
+ * `toolwire/fetch`: `createRepairingFetch`, a `fetch` that repairs requests (tool schemas,
+ * history pairing) and responses (re-encoded calls) on the way. Web-standard; loads ajv.
+ */
 import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
 import { stringifyJson } from "../json/stringify.js";
-import { createBedrockInvokeReencoder, createGeminiReencoder, createReencoder, createReencodingStream, repairWholeResponse } from "../reencode/index.js";
+import { createReencoder, createReencodingStream, repairWholeResponse } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
@@ -11,8 +15,6 @@ import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 import { repairRequestHistory, sanitizeTools } from "./request.js";
 import { isVertexUrl, routeFor, routeOf, targetOf, type Route } from "./routes.js";
 
-export type { RepairReport } from "../reencode/types.js";
-export { routeOf, targetOf, type Route } from "./routes.js";
 
 /** A `fetch`-shaped function (the global one, or an SDK's). */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -159,11 +161,11 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     }
     // Claude on Bedrock: Messages events inside the binary event stream's chunk frames.
     const invokeStream = route.provider === "anthropic" && contentType.includes("application/vnd.amazon.eventstream");
-    const reencoder = invokeStream
-      ? createBedrockInvokeReencoder(options.decoder)
-      : route.provider === "gemini"
-        ? createGeminiReencoder({ ...options.decoder, addMissingIds: !isVertexUrl(url) })
-        : createReencoder(route.provider, options.decoder);
+    const reencoder = createReencoder(route.provider, {
+      ...options.decoder,
+      ...(invokeStream ? { framing: "aws-eventstream" as const } : {}),
+      ...(route.provider === "gemini" ? { addMissingIds: !isVertexUrl(url) } : {}),
+    });
     const stream = response.body.pipeThrough(
       createReencodingStream(reencoder, (done) => {
         for (const entry of done.repairs) options.onRepair?.(entry);

@@ -1,5 +1,6 @@
 import type { ProviderEvent } from "../types.js";
 import { ToolwireError } from "../errors.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * Binary `application/vnd.amazon.eventstream` framing (Bedrock ConverseStream and
@@ -480,7 +481,7 @@ function parsePayload(payload: Uint8Array): unknown {
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+  return isPlainObject(value) && !(value instanceof Uint8Array);
 }
 
 /**

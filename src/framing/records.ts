@@ -1,5 +1,6 @@
 import { isProviderName, PROVIDERS, type ProviderEvent, type ProviderName } from "../types.js";
 import { ToolwireError } from "../errors.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * The recorded stream file format of docs/design.md ("recorded stream files (NDJSON)"): one JSON
@@ -27,10 +28,6 @@ export class RecordFormatError extends ToolwireError {
 }
 
 const WRAPPER_KEYS = new Set(["data", "event", "sequence", "provider", "t"]);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * True when a parsed line is a wrapped record rather than a payload. The rule is structural so

@@ -8,7 +8,7 @@
  * ```
  */
 import type { DecodedTurn } from "../types.js";
-import { assertHistoryDepth, clone, type HistoryFormat, type Message } from "./model.js";
+import { assertHistoryDepth, clone, HISTORY_FORMATS, isHistoryFormat, type HistoryFormat, type Message } from "./model.js";
 import { adaptMessages, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "./encode.js";
 import { checkMessages, repairMessages, type Edit, type Fault, type HistoryOptions, type RepairPolicy } from "./pairing.js";
 import type { IdMap } from "./ids.js";
@@ -20,20 +20,9 @@ import * as openaiChat from "./formats/openai-chat.js";
 import * as openaiResponses from "./formats/openai-responses.js";
 import { ToolwireError } from "../errors.js";
 
-export { HISTORY_FORMATS, INVALID_ARGUMENTS_KEY, MAX_HISTORY_DEPTH, isHistoryFormat, readInvalidArgumentsPlaceholder } from "./model.js";
-export { TooDeepError } from "../limits.js";
-export type { CallError, HistoryFormat, Message, OpaquePart, Part, ReasoningPart, ResultContent, Role, TextPart, ToolCallPart, ToolResultPart } from "./model.js";
-export { DANGLING_RESULT_TEXT, EDIT_CODES, FAULT_CODES, GEMINI_SIGNATURE_PLACEHOLDER, checkMessages, repairMessages } from "./pairing.js";
-export type { Edit, EditCode, Fault, FaultCode, HistoryOptions, RepairOutcome, RepairPolicy } from "./pairing.js";
-export { ID_RULES, defaultIdRule, idProblem, isIdRule, mintId, originalId } from "./ids.js";
-export type { IdContext, IdMap, IdRule } from "./ids.js";
-export { adaptMessages, turnToMessage } from "./encode.js";
-export type { Adapted, EncodeTurnOptions, EncodedTurn, ToolResultInput } from "./encode.js";
-export { fromAnthropic, toAnthropic } from "./formats/anthropic.js";
-export { fromOpenAIChat, toOpenAIChat } from "./formats/openai-chat.js";
-export { fromOpenAIResponses, toOpenAIResponses } from "./formats/openai-responses.js";
-export { fromGemini, toGemini } from "./formats/gemini.js";
-export { fromBedrock, toBedrock } from "./formats/bedrock.js";
+export { HISTORY_FORMATS, MAX_HISTORY_DEPTH, type HistoryFormat, type Message } from "./model.js";
+export type { Edit, Fault, HistoryOptions, RepairPolicy } from "./pairing.js";
+export type { EncodeTurnOptions, EncodedTurn, ToolResultInput } from "./encode.js";
 
 interface FormatModule {
   read(messages: readonly unknown[]): Message[];
@@ -55,25 +44,31 @@ const FORMATS: Record<HistoryFormat, FormatModule> = {
   bedrock: { read: bedrock.fromBedrock, write: bedrock.toBedrock, encodeTurn: bedrock.encodeTurn, encodeToolResults: bedrock.encodeToolResults },
 };
 
+function formatOf(format: HistoryFormat): FormatModule {
+  if (!isHistoryFormat(format)) throw new ToolwireError("unknown_history_format", `unknown history format ${JSON.stringify(format)}; valid formats: ${HISTORY_FORMATS.join(", ")}`);
+  return FORMATS[format];
+}
+
 function list(messages: readonly unknown[]): readonly unknown[] {
   if (!Array.isArray(messages)) throw new ToolwireError("invalid_history", "a history is a list of messages");
   return messages;
 }
 
 /**
- * Provider messages (Responses: input items, Gemini: contents) → neutral, one to one. Throws
- * TooDeepError (`too_deep`) for a history nested deeper than MAX_HISTORY_DEPTH, as every function
- * here that reads one does.
+ * Provider messages (Responses: input items, Gemini: contents) → neutral, one to one: with
+ * `fromNeutral`, the one conversion pair, for every format. Throws TooDeepError (`too_deep`) for a
+ * history nested deeper than MAX_HISTORY_DEPTH, as every function here that reads one does, and a
+ * ToolwireError with code `unknown_history_format` for a format not in HISTORY_FORMATS.
  */
 export function toNeutral(messages: readonly unknown[], format: HistoryFormat): Message[] {
   assertHistoryDepth(list(messages));
-  return FORMATS[format].read(messages);
+  return formatOf(format).read(messages);
 }
 
-/** Neutral → provider messages. */
+/** Neutral → provider messages: the inverse of `toNeutral`. */
 export function fromNeutral(messages: readonly Message[], format: HistoryFormat): unknown[] {
   assertHistoryDepth(messages);
-  return FORMATS[format].write(messages);
+  return formatOf(format).write(messages);
 }
 
 /** Every fault that would make `format` reject the history, in message order. */
@@ -140,10 +135,10 @@ export function convertHistory(messages: readonly unknown[], from: HistoryFormat
  * turn came from that provider), and calls that cannot run made safe (see `EncodeTurnOptions`).
  */
 export function encodeTurn(turn: DecodedTurn, format: HistoryFormat, options?: EncodeTurnOptions): EncodedTurn {
-  return FORMATS[format].encodeTurn(turn, options);
+  return formatOf(format).encodeTurn(turn, options);
 }
 
 /** Tool results as `format` wants them after an assistant turn (one user message, or tool messages / output items). */
 export function encodeToolResults(results: readonly ToolResultInput[], format: HistoryFormat): unknown[] {
-  return FORMATS[format].encodeToolResults(results);
+  return formatOf(format).encodeToolResults(results);
 }

@@ -142,7 +142,6 @@ export function assertHistoryDepth(messages: unknown): void {
 
 // ---------------------------------------------------------------------------------------------
 
-export const isRecord = isPlainObject;
 
 /** Sets an own property, also for keys such as `__proto__` that plain assignment would not create. */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {
@@ -152,7 +151,7 @@ function put(target: Record<string, unknown>, key: string, value: unknown): void
 /** Deep copy of JSON-like data; the core never mutates its inputs. */
 export function clone<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item) => clone(item)) as T;
-  if (isRecord(value)) {
+  if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) if (item !== undefined) put(out, key, clone(item));
     return out as T;
@@ -203,11 +202,11 @@ export function invalidArgumentsPlaceholder(error: CallError): Record<string, un
  * message}}`), or null when `value` is not exactly such a placeholder.
  */
 export function readInvalidArgumentsPlaceholder(value: unknown): CallError | null {
-  if (!isRecord(value)) return null;
+  if (!isPlainObject(value)) return null;
   const keys = Object.keys(value);
   if (keys.length !== 1 || keys[0] !== INVALID_ARGUMENTS_KEY) return null;
   const inner = value[INVALID_ARGUMENTS_KEY];
-  if (!isRecord(inner) || Object.keys(inner).length !== 2) return null;
+  if (!isPlainObject(inner) || Object.keys(inner).length !== 2) return null;
   const { code, message } = inner;
   if (typeof message !== "string" || !ERROR_CODES.includes(code as ToolCallErrorCode)) return null;
   return { code: code as ToolCallErrorCode, message };
@@ -260,7 +259,7 @@ export function writeParts<T>(parts: readonly Part[], write: (part: Part) => T |
 export function readArguments(value: unknown): Pick<ToolCallPart, "arguments" | "error" | "rawArguments"> {
   const placeholder = readInvalidArgumentsPlaceholder(value);
   if (placeholder) return { arguments: null, error: placeholder };
-  if (isRecord(value)) return { arguments: clone(value) };
+  if (isPlainObject(value)) return { arguments: clone(value) };
   return { arguments: null, error: defaultCallError("not_object"), rawArguments: JSON.stringify(value) ?? "null" };
 }
 

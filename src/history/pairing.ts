@@ -16,7 +16,6 @@ import {
   calls,
   clone,
   defaultCallError,
-  isRecord,
   resultText,
   type HistoryFormat,
   type Message,
@@ -26,6 +25,7 @@ import {
 } from "./model.js";
 import { defaultIdRule, emptyIdMap, IdMinter, idProblem, type IdMap, type IdRule } from "./ids.js";
 import { droppedCallNote, errorResult, invalidCallResult } from "./encode.js";
+import { isPlainObject } from "../json/equal.js";
 
 /** Every fault `checkHistory` reports, as codes. */
 export const FAULT_CODES = [
@@ -370,7 +370,7 @@ function orphanServerResults(messages: readonly Message[]): Array<{ message: num
   const found: Array<{ message: number; position: number; id: string }> = [];
   messages.forEach((message, index) => {
     message.parts.forEach((part, position) => {
-      if (part.type !== "opaque" || !isRecord(part.value)) return;
+      if (part.type !== "opaque" || !isPlainObject(part.value)) return;
       const { type, id, tool_use_id: useId } = part.value;
       if (typeof id === "string") opened.add(id);
       if (typeof type === "string" && type.endsWith("_tool_result") && typeof useId === "string" && !opened.has(useId)) found.push({ message: index, position, id: useId });

@@ -1,7 +1,7 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
+import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
@@ -31,10 +31,6 @@ type BlockState =
   | { kind: "thinking"; block: Extract<ContentBlock, { type: "thinking" }>; stopped: boolean }
   | { kind: "call"; call: ToolCallAssembler; stopped: boolean }
   | { kind: "opaque"; block: Extract<ContentBlock, { type: "opaque" }>; stopped: boolean };
-
-export function createAnthropicDecoder(options: DecoderOptions = {}): StreamingDecoder {
-  return wrapCodec("anthropic", anthropicCodec, options);
-}
 
 export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   const blocks = new Map<number, BlockState>();

@@ -1,7 +1,7 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
+import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
@@ -46,10 +46,6 @@ type BlockState =
   | { kind: "redacted"; block: Extract<ContentBlock, { type: "redacted_thinking" }>; stopped: boolean }
   | { kind: "call"; call: ToolCallAssembler; stopped: boolean }
   | { kind: "opaque"; block: Extract<ContentBlock, { type: "opaque" }>; stopped: boolean };
-
-export function createBedrockDecoder(options: DecoderOptions = {}): StreamingDecoder {
-  return wrapCodec("bedrock", bedrockCodec, options);
-}
 
 /** The event's name and body, whichever form it came in; null name when it cannot be told. */
 export function readBedrockEvent(event: ProviderEvent): { name: string | null; body: unknown } {

@@ -1,7 +1,7 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, Diagnostic, DecoderOptions, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
-import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
+import type { ProviderCodec } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
@@ -46,10 +46,6 @@ const REJECTED_CALL_REASONS = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TO
 
 /** Part kinds that are not text or calls but are expected (code execution, media): kept verbatim without comment. */
 const KNOWN_OPAQUE_PARTS = new Set(["executableCode", "codeExecutionResult", "inlineData", "fileData"]);
-
-export function createGeminiDecoder(options: DecoderOptions = {}): StreamingDecoder {
-  return wrapCodec("gemini", geminiCodec, options);
-}
 
 interface StreamingCall {
   call: ToolCallAssembler;

@@ -1,6 +1,6 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
-import type { ContentBlock, DecoderOptions, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
+import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
@@ -19,10 +19,6 @@ const DONE_REASONS: Record<string, FinishReason> = {
   load: "other",
   unload: "other",
 };
-
-export function createOllamaDecoder(options: DecoderOptions = {}): StreamingDecoder {
-  return wrapCodec("ollama", ollamaCodec, options);
-}
 
 export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
   let started = false;

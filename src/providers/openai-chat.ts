@@ -3,7 +3,7 @@ import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
 import { resolveLimits } from "../limits.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
-import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
@@ -105,10 +105,6 @@ interface ChoiceState {
   refusal: OpaqueBlock | null;
   reasoningDetails: OpaqueBlock | null;
   finishRaw: string | null;
-}
-
-export function createOpenAIChatDecoder(options: DecoderOptions = {}): StreamingDecoder {
-  return wrapCodec("openai-chat", openaiChatCodec, options);
 }
 
 export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {}): ProviderCodec {

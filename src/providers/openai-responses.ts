@@ -1,7 +1,7 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
-import { wrapCodec, type ProviderCodec, type StreamingDecoder } from "./codec.js";
+import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
+import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
@@ -67,10 +67,6 @@ type ItemState =
   | { kind: "message"; itemId: string | null; outputIndex: number | null; parts: Map<number, TextBlock>; refusal: OpaqueBlock | null; ended: boolean }
   | { kind: "reasoning"; itemId: string | null; outputIndex: number | null; block: ReasoningBlock; sawText: boolean; sawSummary: boolean; ended: boolean }
   | { kind: "opaque"; itemId: string | null; outputIndex: number | null; block: OpaqueBlock; ended: boolean };
-
-export function createOpenAIResponsesDecoder(options: DecoderOptions = {}): StreamingDecoder {
-  return wrapCodec("openai-responses", openaiResponsesCodec, options);
-}
 
 export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
   const byId = new Map<string, ItemState>();

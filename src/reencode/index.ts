@@ -1,14 +1,16 @@
-import { createByteDecoder } from "../adapters/bytes.js";
-import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
+import { ToolwireError } from "../errors.js";
+import { UnsupportedProviderError } from "../providers/registry.js";
+import type { ProviderName } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
 import { createBedrockReencoder } from "./bedrock.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
 import { createOllamaReencoder } from "./ollama.js";
 import { createGeminiReencoder } from "./gemini.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
+import type { Reencoder, ReencoderOptions } from "./types.js";
 
-export type { Reencoder, RepairReport } from "./types.js";
+export type { Reencoder, ReencoderOptions, RepairReport } from "./types.js";
 export { createAnthropicReencoder } from "./anthropic.js";
 export { createOpenAIChatReencoder } from "./openai-chat.js";
 export { createOpenAIResponsesReencoder } from "./openai-responses.js";
@@ -16,49 +18,29 @@ export { createOllamaReencoder } from "./ollama.js";
 export { createGeminiReencoder, type GeminiReencoderOptions } from "./gemini.js";
 export { createBedrockReencoder } from "./bedrock.js";
 export { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
-export { repairWholeResponse, type WholeResponseOptions, type WholeResponseRepair } from "./whole.js";
+export { repairWholeResponse, type WholeResponseRepair } from "./whole.js";
 
-/** Protocols whose streams are re-encoded; the others pass through unchanged (and are decoded for the report). */
+/** Protocols whose streams are re-encoded: all of them. */
 export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "openai-chat", "openai-responses", "ollama", "bedrock", "gemini"];
 
 /**
- * The re-encoder for a provider's stream: body bytes in, the same protocol's bytes out, with the
- * calls toolwire fixed rewritten, truncated or invalid calls withheld, and every other event
- * forwarded byte for byte as soon as it arrives (see `createAnthropicReencoder`,
- * `createOpenAIChatReencoder`, `createBedrockReencoder` for the binary ConverseStream,
- * `createGeminiReencoder` for SSE and the streamed JSON array). For providers without a
- * re-encoder (none at present) the bytes pass through unchanged and are decoded on the side, so
- * that `turn` still tells what toolwire found.
+ * The re-encoder for a provider's stream, as `createDecoder` is its decoder: body bytes in, the
+ * same protocol's bytes out, with the calls toolwire fixed rewritten, truncated or invalid calls
+ * withheld, and every other event forwarded byte for byte as soon as it arrives. Throws
+ * UnsupportedProviderError for a name that is not a provider.
  */
-export function createReencoder(provider: ProviderName, options: DecoderOptions = {}): Reencoder {
-  if (provider === "anthropic") return createAnthropicReencoder(options);
-  if (provider === "openai-chat") return createOpenAIChatReencoder(options);
-  if (provider === "openai-responses") return createOpenAIResponsesReencoder(options);
-  if (provider === "ollama") return createOllamaReencoder(options);
-  if (provider === "bedrock") return createBedrockReencoder(options);
-  if (provider === "gemini") return createGeminiReencoder(options);
-  return createPassthrough(provider, options);
-}
-
-function createPassthrough(provider: ProviderName, options: DecoderOptions): Reencoder {
-  const decoder = createByteDecoder(provider, options);
-  let turn: DecodedTurn | null = null;
-  const repairs: RepairReport[] = [];
-  return {
-    provider,
-    push(chunk) {
-      decoder.push(chunk);
-      return [chunk];
-    },
-    end() {
-      if (turn === null) turn = decoder.finish();
-      return [];
-    },
-    get turn() {
-      return turn;
-    },
-    repairs,
-  };
+export function createReencoder(provider: ProviderName, options: ReencoderOptions = {}): Reencoder {
+  const { addMissingIds, framing, ...decoderOptions } = options;
+  if (framing !== undefined && !(framing === "aws-eventstream" && (provider === "anthropic" || provider === "bedrock"))) {
+    throw new ToolwireError("unsupported_framing", `No re-encoder for ${provider} in framing '${String(framing)}': only anthropic takes "aws-eventstream" (Claude on Bedrock), and bedrock always is one.`);
+  }
+  if (provider === "anthropic") return framing === "aws-eventstream" ? createBedrockInvokeReencoder(decoderOptions) : createAnthropicReencoder(decoderOptions);
+  if (provider === "openai-chat") return createOpenAIChatReencoder(decoderOptions);
+  if (provider === "openai-responses") return createOpenAIResponsesReencoder(decoderOptions);
+  if (provider === "ollama") return createOllamaReencoder(decoderOptions);
+  if (provider === "bedrock") return createBedrockReencoder(decoderOptions);
+  if (provider === "gemini") return createGeminiReencoder(addMissingIds === undefined ? decoderOptions : { ...decoderOptions, addMissingIds });
+  throw new UnsupportedProviderError(provider);
 }
 
 /**

@@ -287,11 +287,6 @@ function endsOnLineEnd(pieces: readonly Uint8Array[]): boolean {
   return false;
 }
 
-/** The event an SSE block dispatches (WHATWG rules: `data` lines joined by LF), or null. */
-export function parseSseEvent(text: string): ProviderEvent | null {
-  return parseSimpleEvent(text, true, JSON.parse) ?? parseAnyEvent(text, JSON.parse);
-}
-
 /**
  * The shape nearly every provider sends, `[event: NAME\n]data: PAYLOAD\n\n`, read without
  * walking its lines; null for anything else (which the general reader handles). The splitter

@@ -1,4 +1,4 @@
-import type { DecodedTurn, ProviderName } from "../types.js";
+import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
 
 /**
  * One change toolwire made to what passes between a client and a provider, or one finding it
@@ -42,4 +42,21 @@ export interface Reencoder {
   readonly turn: DecodedTurn | null;
   /** Every change made so far. */
   readonly repairs: readonly RepairReport[];
+}
+
+/** Options of `createReencoder`: the decoder options, and two choices some providers' wires need. */
+export interface ReencoderOptions extends DecoderOptions {
+  /**
+   * Gemini only: put toolwire's id on a call Gemini sent without one (default true), so that the
+   * client's calls carry the ids of toolwire's turn. Set it to false for Vertex AI, whose
+   * FunctionCall has no `id` field (a history sent back with one is refused with a 400).
+   */
+  addMissingIds?: boolean;
+  /**
+   * The body's framing when it is not the provider's own: `"aws-eventstream"` for Anthropic
+   * Messages events inside Bedrock's binary event stream (InvokeModelWithResponseStream, Claude on
+   * Bedrock). Only `anthropic` takes it (`bedrock` is always an event stream); any other
+   * combination throws a ToolwireError with code `unsupported_framing`.
+   */
+  framing?: "aws-eventstream";
 }

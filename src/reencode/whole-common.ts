@@ -3,16 +3,10 @@ import { resolveLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
-import type { RepairReport } from "./types.js";
+import type { ReencoderOptions, RepairReport } from "./types.js";
 
-/** Options of `repairWholeResponse`: the decoder options, and whether Gemini calls sent without an id get toolwire's. */
-export interface WholeResponseOptions extends DecoderOptions {
-  /**
-   * Gemini: put toolwire's id on a call sent without one (default true). Off for Vertex AI, whose
-   * FunctionCall has no `id` field (see `GeminiReencoderOptions.addMissingIds`).
-   */
-  addMissingIds?: boolean;
-}
+/** Options of `repairWholeResponse`: those of `createReencoder` but the framing (a whole body has none). */
+export type WholeResponseOptions = Omit<ReencoderOptions, "framing">;
 
 /**
  * What `repairWholeResponse` made of a non-streamed response body: the body to deliver (the very

@@ -1,6 +1,7 @@
 import { isPlainObject } from "../json/equal.js";
 import type { ProviderName } from "../types.js";
-import { unreadBody, type WholeResponseOptions, type WholeResponseRepair } from "./whole-common.js";
+import { unreadBody, type WholeResponseRepair } from "./whole-common.js";
+import type { ReencoderOptions } from "./types.js";
 import { repairGeminiWhole } from "./whole-gemini.js";
 import { repairAnthropicWhole, repairConverseWhole } from "./whole-messages.js";
 import { repairChatWhole, repairOllamaWhole, repairResponsesWhole } from "./whole-openai.js";
@@ -42,7 +43,7 @@ const EXPECTED: Record<ProviderName, string> = {
  * JSON. A body that is not the protocol's shape comes back unchanged with one `classified` report
  * (`whole_response_unexpected_shape`) and `turn: null`; nothing here throws for a bad body.
  */
-export function repairWholeResponse(provider: ProviderName, body: unknown, options: WholeResponseOptions = {}): WholeResponseRepair {
+export function repairWholeResponse(provider: ProviderName, body: unknown, options: Omit<ReencoderOptions, "framing"> = {}): WholeResponseRepair {
   const { addMissingIds = true, ...decoderOptions } = options;
   let result: WholeResponseRepair | null = null;
   if (isPlainObject(body)) {

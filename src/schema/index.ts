@@ -1,25 +1,15 @@
-export { validateArguments, explainValue, isValid, describeReceived } from "./validate.js";
-export type { ValidationIssue, ValidationResult, ValidateOptions, IssueCode, PathSegment } from "./validate.js";
-export { coerceArguments } from "./coerce.js";
-export type { Coercion, CoercionKind } from "./coerce.js";
-export { compileSchema, SchemaCompileError } from "./compile.js";
-export { compilePattern, translatePattern, UnsupportedPatternError } from "./regex.js";
-export type { LinearRegExp } from "./regex.js";
-export { MAX_SCHEMA_DEPTH } from "./json-schema.js";
-export { TooDeepError } from "../limits.js";
-export { buildExample, requirementLines, renderValidationMessage, conditionText, formatPath, suggestKey } from "./hints.js";
-export { sanitizeSchema, restoreToolArguments, carryToolArguments, targetSchemaAsJsonSchema } from "./sanitize.js";
-export type { SanitizeResult, SchemaChange } from "./sanitize.js";
-export { checkSchema } from "./check.js";
-export type { SanitizeOptions, SchemaProblem, TargetName } from "./check.js";
-export { sanitizeTools, checkTools, InvalidToolsError } from "./tools.js";
-export type { CheckedTool, SanitizedTool, SanitizeToolsResult } from "./tools.js";
-export { detectToolShape, TOOL_SHAPES, ToolDefinitionGivenError } from "./tool-shape.js";
-export type { ToolShape } from "./tool-shape.js";
-export { carryArguments, restoreArguments } from "./value-map.js";
-export type { ArgumentMap, ValueMapStage, ValueMapNode } from "./value-map.js";
-export { SCHEMA_TARGETS, TARGETS, findTarget, resolveTarget, UnknownTargetError } from "./targets/index.js";
-export type { SchemaTarget, TargetDefinition } from "./targets/index.js";
-export { ROWS as SCHEMA_COMPAT_ROWS } from "./rules/rule.js";
-export type { Rule as SchemaRule, Severity as SchemaProblemSeverity } from "./rules/rule.js";
-export type { Schema, SchemaNode, JsonType } from "./json-schema.js";
+/**
+ * `toolwire/schema`: tool argument validation with messages written for the model, coercion of
+ * common slips, and tool schemas sanitized and checked for a provider's dialect. Loads ajv.
+ */
+export { validateArguments, type ValidationResult, type ValidationIssue, type ValidateOptions } from "./validate.js";
+export { coerceArguments, type Coercion, type CoercionKind } from "./coerce.js";
+export { sanitizeSchema, restoreToolArguments, type SanitizeResult } from "./sanitize.js";
+export { checkSchema, type SanitizeOptions, type SchemaProblem, type TargetName } from "./check.js";
+export { sanitizeTools, InvalidToolsError, type SanitizeToolsResult } from "./tools.js";
+export { ToolDefinitionGivenError } from "./tool-shape.js";
+export { SchemaCompileError } from "./compile.js";
+export { UnsupportedPatternError } from "./regex.js";
+export { UnknownTargetError } from "./targets/index.js";
+export { SCHEMA_TARGETS, type SchemaTarget } from "./targets/types.js";
+export type { Schema } from "./json-schema.js";

@@ -1,4 +1,5 @@
 import { ToolwireError } from "../errors.js";
+import { isPlainObject } from "../json/equal.js";
 import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /**
@@ -48,12 +49,10 @@ export function assertSchemaDepth(schema: unknown): void {
 }
 
 export function isSchemaNode(value: unknown): value is SchemaNode {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isPlainObject(value);
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+export { isPlainObject };
 
 /** Sets an own property even for keys like `__proto__` that plain assignment would treat specially. */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {

@@ -7,10 +7,13 @@ import * as history from "../../src/history/index.js";
 import * as node from "../../src/node/index.js";
 import * as schema from "../../src/schema/index.js";
 import * as testing from "../../src/testing/index.js";
-import { base64ToBytes } from "../../src/framing/aws-eventstream.js";
+import { base64ToBytes, encodeEventStreamMessage } from "../../src/framing/aws-eventstream.js";
 import { ImportError } from "../../src/import/errors.js";
 import { importFile } from "../../src/import/index.js";
 import { stableStringify } from "../../src/schema/json-schema.js";
+import { compileSchema } from "../../src/schema/compile.js";
+import { compilePattern } from "../../src/schema/regex.js";
+import { loadReplayStreams } from "../../src/node/replay-server.js";
 import { CliError, EXIT } from "../../src/cli/context.js";
 
 /** Runs `fn` and returns what it threw (sync or async). */
@@ -38,15 +41,15 @@ const THROW_PATHS: Record<string, () => unknown> = {
   UnsupportedProviderError: () => root.createDecoder("cohere" as root.ProviderName),
   ProviderDetectionError: () => root.detectProvider([{ data: { hello: "world" } }]),
   RecordFormatError: () => root.parseRecords("{not json"),
-  EventStreamError: () => root.encodeEventStreamMessage({ "": "empty name" }, "{}"),
+  EventStreamError: () => encodeEventStreamMessage({ "": "empty name" }, "{}"),
   UnknownTargetError: () => schema.sanitizeSchema({ type: "object" }, "no-such-target" as schema.SchemaTarget),
   InvalidToolsError: () => schema.sanitizeTools("not a list" as unknown as unknown[], "openai"),
   ToolDefinitionGivenError: () => schema.sanitizeSchema({ type: "function", function: { name: "add", parameters: { type: "object" } } }, "openai"),
-  SchemaCompileError: () => schema.compileSchema({ type: "object", properties: { a: { type: 12 } } } as unknown as schema.Schema),
-  ReplayLoadError: () => node.loadReplayStreams(["/no/such/toolwire/recordings"]),
+  SchemaCompileError: () => compileSchema({ type: "object", properties: { a: { type: 12 } } } as unknown as schema.Schema),
+  ReplayLoadError: () => loadReplayStreams(["/no/such/toolwire/recordings"]),
   RegressionFormatError: () => testing.parseRegression("not a regression file"),
   TextCallOptionsError: () => root.createDecoder("openai-chat", { textCalls: ["no-such-syntax"] as unknown as root.DecoderOptions["textCalls"] }),
-  UnsupportedPatternError: () => schema.compilePattern("(a)\\1"),
+  UnsupportedPatternError: () => compilePattern("(a)\\1"),
   TooDeepError: () => schema.checkSchema(JSON.parse(`${"[".repeat(300)}${"]".repeat(300)}`) as unknown, "openai"),
 };
 
@@ -114,9 +117,9 @@ describe("the codes of each throw path", () => {
   });
 
   it("event-stream headers that cannot be encoded", async () => {
-    expectToolwireError(await thrown(() => root.encodeEventStreamMessage({ ["x".repeat(256)]: "long name" }, "{}")), "invalid_header");
-    expectToolwireError(await thrown(() => root.encodeEventStreamMessage({ h: "v".repeat(70_000) }, "{}")), "invalid_header");
-    expectToolwireError(await thrown(() => root.encodeEventStreamMessage({ id: { type: "uuid", value: "not-a-uuid" } }, "{}")), "invalid_header");
+    expectToolwireError(await thrown(() => encodeEventStreamMessage({ ["x".repeat(256)]: "long name" }, "{}")), "invalid_header");
+    expectToolwireError(await thrown(() => encodeEventStreamMessage({ h: "v".repeat(70_000) }, "{}")), "invalid_header");
+    expectToolwireError(await thrown(() => encodeEventStreamMessage({ id: { type: "uuid", value: "not-a-uuid" } }, "{}")), "invalid_header");
   });
 
   it("base64 that is not base64", async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isToolwireError } from "../../src/errors.js";
-import { createRepairingFetch, routeOf, targetOf, type RepairReport } from "../../src/fetch/index.js";
+import { createRepairingFetch } from "../../src/fetch/index.js";
+import { routeOf, targetOf } from "../../src/fetch/routes.js";
+import { type RepairReport } from "../../src/reencode/types.js";
 import { startProxy } from "../../src/node/proxy.js";
 
 /** The request side of the repairing fetch against a scripted base fetch: what is sent, what is reported, when it retries. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createRepairingFetch, routeOf, type RepairReport } from "../../src/fetch/index.js";
+import { createRepairingFetch } from "../../src/fetch/index.js";
+import { routeOf } from "../../src/fetch/routes.js";
+import { type RepairReport } from "../../src/reencode/types.js";
 import { repairWholeResponse } from "../../src/reencode/whole.js";
 import type { DecodedTurn, ProviderName } from "../../src/types.js";
 import { anthropicDuplicateIds, runnable, wholeRecords } from "../reencode/whole-support.js";

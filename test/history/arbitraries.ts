@@ -3,7 +3,8 @@
  * actually produce (aborted runs, trimmed windows, provider switches, replayed turns).
  */
 import fc from "fast-check";
-import type { HistoryFormat, Message, Part, ToolCallPart, ToolResultPart } from "../../src/history/index.js";
+import type { HistoryFormat, Message } from "../../src/history/index.js";
+import type { Part, ToolCallPart, ToolResultPart } from "../../src/history/model.js";
 
 export interface CallPlan {
   name: string;

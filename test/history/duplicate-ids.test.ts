@@ -5,18 +5,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  checkHistory,
-  fromNeutral,
-  HISTORY_FORMATS,
-  originalId,
-  repairHistory,
-  toNeutral,
-  type HistoryFormat,
-  type Message,
-  type ToolCallPart,
-  type ToolResultPart,
-} from "../../src/history/index.js";
+import { checkHistory, fromNeutral, HISTORY_FORMATS, repairHistory, toNeutral, type HistoryFormat, type Message } from "../../src/history/index.js";
+import { originalId } from "../../src/history/ids.js";
+import { type ToolCallPart, type ToolResultPart } from "../../src/history/model.js";
 import { arbPlan, build } from "./arbitraries.js";
 
 const RUNS = Number(process.env.HISTORY_RUNS ?? 50);

@@ -7,7 +7,8 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages/messages
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions/completions";
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
-import { checkHistory, encodeToolResults, encodeTurn, INVALID_ARGUMENTS_KEY, type HistoryFormat } from "../../src/history/index.js";
+import { checkHistory, encodeToolResults, encodeTurn, type HistoryFormat } from "../../src/history/index.js";
+import { INVALID_ARGUMENTS_KEY } from "../../src/history/model.js";
 import type { ContentBlock, DecodedTurn, ProviderName, ToolCall } from "../../src/types.js";
 
 function call(index: number, id: string, name: string, args: Record<string, unknown> | null, extra: Partial<ToolCall> = {}): ToolCall {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { classifyProviderError } from "../../src/guard/provider-errors.js";
-import { checkHistory, FAULT_CODES, repairHistory, type FaultCode, type HistoryFormat, type HistoryOptions } from "../../src/history/index.js";
+import { checkHistory, repairHistory, type HistoryFormat, type HistoryOptions } from "../../src/history/index.js";
+import { FAULT_CODES, type FaultCode } from "../../src/history/pairing.js";
 
 interface Case {
   code: FaultCode;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkHistory, idProblem, mintId, originalId, repairHistory } from "../../src/history/index.js";
+import { checkHistory, repairHistory } from "../../src/history/index.js";
+import { idProblem, mintId, originalId } from "../../src/history/ids.js";
 
 describe("id rules", () => {
   it.each([

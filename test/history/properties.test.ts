@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkHistory, checkMessages, fromNeutral, HISTORY_FORMATS, repairHistory, toNeutral, type HistoryFormat, type RepairPolicy } from "../../src/history/index.js";
+import { checkHistory, fromNeutral, HISTORY_FORMATS, repairHistory, toNeutral, type HistoryFormat, type RepairPolicy } from "../../src/history/index.js";
+import { checkMessages } from "../../src/history/pairing.js";
 import { arbFaults, arbPlan, build, inject } from "./arbitraries.js";
 
 /** Runs per property; `HISTORY_RUNS=2000 npx vitest run test/history` for a deep run. */

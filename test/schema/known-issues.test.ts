@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { carryToolArguments, isValid, restoreToolArguments, sanitizeSchema } from "../../src/schema/index.js";
+import { restoreToolArguments, sanitizeSchema } from "../../src/schema/index.js";
+import { carryToolArguments } from "../../src/schema/sanitize.js";
+import { isValid } from "../../src/schema/validate.js";
 
 /**
  * Counterexamples found by the property tests and not fixed yet. `it.fails` keeps each one

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isToolwireError } from "../../src/errors.js";
-import { checkSchema, compilePattern, SchemaCompileError, translatePattern, UnsupportedPatternError, validateArguments, explainValue } from "../../src/schema/index.js";
+import { checkSchema, SchemaCompileError, UnsupportedPatternError, validateArguments } from "../../src/schema/index.js";
+import { compilePattern, translatePattern } from "../../src/schema/regex.js";
+import { explainValue } from "../../src/schema/validate.js";
 
 /**
  * Schema patterns run on RE2 (linear time). The four schemas below hang a backtracking engine

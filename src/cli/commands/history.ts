@@ -1,6 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { checkHistory, HISTORY_FORMATS, ID_RULES, isHistoryFormat, isIdRule, repairHistory } from "../../history/index.js";
+import { checkHistory, HISTORY_FORMATS, repairHistory } from "../../history/index.js";
+import { ID_RULES, isIdRule } from "../../history/ids.js";
+import { isHistoryFormat } from "../../history/model.js";
 import type { Edit, Fault, HistoryFormat, HistoryOptions, RepairPolicy } from "../../history/index.js";
 import { findTarget } from "../../schema/targets/index.js";
 import type { SchemaTarget } from "../../schema/targets/types.js";

@@ -5,7 +5,6 @@
 import type { DecodedTurn } from "../../types.js";
 import {
   clone,
-  isRecord,
   leftovers,
   readArguments,
   wireArgumentsValue,
@@ -16,6 +15,7 @@ import {
   type ToolResultPart,
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { isPlainObject } from "../../json/equal.js";
 
 /** Anthropic Messages `messages` → neutral messages, one to one. */
 export function fromAnthropic(messages: readonly unknown[]): Message[] {
@@ -23,7 +23,7 @@ export function fromAnthropic(messages: readonly unknown[]): Message[] {
 }
 
 function readMessage(value: unknown): Message {
-  if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
   const { role, content } = value;
   if (role !== "user" && role !== "assistant") {
     const why = role === "system" ? "Anthropic takes the system prompt as the top-level `system` field, not as a message" : `unknown role ${JSON.stringify(role)}`;
@@ -37,7 +37,7 @@ function readMessage(value: unknown): Message {
 }
 
 function readBlock(block: unknown): Part {
-  if (!isRecord(block)) return { type: "opaque", format: "anthropic", value: clone(block) };
+  if (!isPlainObject(block)) return { type: "opaque", format: "anthropic", value: clone(block) };
   const withNative = <T extends Part>(part: T, known: string[]): T => {
     const native = leftovers(block, ["type", ...known]);
     return native ? { ...part, native } : part;
@@ -87,7 +87,7 @@ function readResult(block: Record<string, unknown>): ToolResultPart {
 }
 
 function readResultBlock(block: unknown): ResultContent {
-  if (isRecord(block) && block.type === "text" && typeof block.text === "string") {
+  if (isPlainObject(block) && block.type === "text" && typeof block.text === "string") {
     const native = leftovers(block, ["type", "text"]);
     return native ? { type: "text", text: block.text, native } : { type: "text", text: block.text };
   }
@@ -132,7 +132,7 @@ function writePart(part: Part): Record<string, unknown> | null {
         ...native,
       };
     case "opaque":
-      return part.format === "anthropic" && isRecord(part.value) ? clone(part.value) : null;
+      return part.format === "anthropic" && isPlainObject(part.value) ? clone(part.value) : null;
   }
 }
 

@@ -6,7 +6,6 @@
 import type { DecodedTurn } from "../../types.js";
 import {
   clone,
-  isRecord,
   leftovers,
   readArguments,
   wireArgumentsValue,
@@ -17,6 +16,7 @@ import {
   type ToolResultPart,
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { isPlainObject } from "../../json/equal.js";
 
 /** Bedrock Converse `messages` → neutral messages, one to one. */
 export function fromBedrock(messages: readonly unknown[]): Message[] {
@@ -24,7 +24,7 @@ export function fromBedrock(messages: readonly unknown[]): Message[] {
 }
 
 function readMessage(value: unknown): Message {
-  if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
   const { role, content } = value;
   if (role !== "user" && role !== "assistant") return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
   if (!Array.isArray(content)) return { role, parts: [], invalid: "content is not a list of blocks", raw: clone(value) };
@@ -33,17 +33,17 @@ function readMessage(value: unknown): Message {
 }
 
 function readBlock(block: unknown): Part {
-  if (!isRecord(block)) return { type: "opaque", format: "bedrock", value: clone(block) };
+  if (!isPlainObject(block)) return { type: "opaque", format: "bedrock", value: clone(block) };
   if (typeof block.text === "string") {
     const native = leftovers(block, ["text"]);
     return native ? { type: "text", text: block.text, native } : { type: "text", text: block.text };
   }
   const { toolUse, toolResult, reasoningContent } = block;
-  if (isRecord(toolUse) && typeof toolUse.toolUseId === "string" && typeof toolUse.name === "string" && "input" in toolUse && Object.keys(block).length === 1) {
+  if (isPlainObject(toolUse) && typeof toolUse.toolUseId === "string" && typeof toolUse.name === "string" && "input" in toolUse && Object.keys(block).length === 1) {
     const native = leftovers(toolUse, ["toolUseId", "name", "input"]);
     return { type: "tool_call", id: toolUse.toolUseId, name: toolUse.name, ...readArguments(toolUse.input), ...(native ? { native } : {}) };
   }
-  if (isRecord(toolResult) && typeof toolResult.toolUseId === "string" && Array.isArray(toolResult.content) && Object.keys(block).length === 1) {
+  if (isPlainObject(toolResult) && typeof toolResult.toolUseId === "string" && Array.isArray(toolResult.content) && Object.keys(block).length === 1) {
     const part: ToolResultPart = { type: "tool_result", callId: toolResult.toolUseId, content: toolResult.content.map(readResultBlock) };
     const known = ["toolUseId", "content"];
     if (toolResult.status === "error" || toolResult.status === "success") {
@@ -53,9 +53,9 @@ function readBlock(block: unknown): Part {
     const native = leftovers(toolResult, known);
     return native ? { ...part, native } : part;
   }
-  if (isRecord(reasoningContent) && Object.keys(block).length === 1) {
+  if (isPlainObject(reasoningContent) && Object.keys(block).length === 1) {
     const { reasoningText, redactedContent } = reasoningContent;
-    if (isRecord(reasoningText) && typeof reasoningText.text === "string" && Object.keys(reasoningContent).length === 1) {
+    if (isPlainObject(reasoningText) && typeof reasoningText.text === "string" && Object.keys(reasoningContent).length === 1) {
       const signature = typeof reasoningText.signature === "string" ? { signature: reasoningText.signature } : {};
       const native = leftovers(reasoningText, ["text", ...(signature.signature !== undefined ? ["signature"] : [])]);
       return { type: "reasoning", text: reasoningText.text, ...signature, ...(native ? { native } : {}) };
@@ -66,7 +66,7 @@ function readBlock(block: unknown): Part {
 }
 
 function readResultBlock(block: unknown): ResultContent {
-  if (isRecord(block) && Object.keys(block).length === 1) {
+  if (isPlainObject(block) && Object.keys(block).length === 1) {
     if (typeof block.text === "string") return { type: "text", text: block.text };
     if ("json" in block) return { type: "json", value: clone(block.json) };
   }

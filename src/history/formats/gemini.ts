@@ -8,7 +8,6 @@
 import type { DecodedTurn } from "../../types.js";
 import {
   clone,
-  isRecord,
   leftovers,
   readArguments,
   wireArgumentsValue,
@@ -19,6 +18,7 @@ import {
   type ToolResultPart,
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { isPlainObject } from "../../json/equal.js";
 
 /** Marks a response object that had neither an `output` nor an `error` wrapper. */
 const BARE_RESPONSE = "toolwireBareResponse";
@@ -37,7 +37,7 @@ export function fromGemini(contents: readonly unknown[]): Message[] {
 }
 
 function readContent(value: unknown, index: number, open: OpenCalls): Message {
-  if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
   const { role, parts } = value;
   if (role !== "user" && role !== "model" && role !== "function") {
     return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
@@ -52,7 +52,7 @@ function readContent(value: unknown, index: number, open: OpenCalls): Message {
 }
 
 function readPart(part: unknown, message: number, index: number, open: OpenCalls): Part {
-  if (!isRecord(part)) return { type: "opaque", format: "gemini", value: clone(part) };
+  if (!isPlainObject(part)) return { type: "opaque", format: "gemini", value: clone(part) };
   const signature = typeof part.thoughtSignature === "string" ? part.thoughtSignature : undefined;
   if (typeof part.text === "string" && part.thought === true) {
     const native = leftovers(part, ["text", "thought", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
@@ -63,7 +63,7 @@ function readPart(part: unknown, message: number, index: number, open: OpenCalls
     return native ? { type: "text", text: part.text, native } : { type: "text", text: part.text };
   }
   const call = part.functionCall;
-  if (isRecord(call) && typeof call.name === "string") {
+  if (isPlainObject(call) && typeof call.name === "string") {
     const hasId = typeof call.id === "string";
     const out: ToolCallPart = {
       type: "tool_call",
@@ -84,7 +84,7 @@ function readPart(part: unknown, message: number, index: number, open: OpenCalls
     return native ? { ...out, native } : out;
   }
   const response = part.functionResponse;
-  if (isRecord(response) && typeof response.name === "string") return readResponse(part, response, response.name, message, index, open);
+  if (isPlainObject(response) && typeof response.name === "string") return readResponse(part, response, response.name, message, index, open);
   return { type: "opaque", format: "gemini", value: clone(part) };
 }
 
@@ -97,9 +97,9 @@ function readResponse(part: Record<string, unknown>, response: Record<string, un
     callId = takeOpenCall(open, name) ?? `gemini_${message}_${index}`;
   }
   const body = response.response;
-  const keys = isRecord(body) ? Object.keys(body) : [];
+  const keys = isPlainObject(body) ? Object.keys(body) : [];
   const wrapper = keys.length === 1 && (keys[0] === "output" || keys[0] === "error") ? keys[0] : null;
-  const inner = wrapper !== null && isRecord(body) ? body[wrapper] : body;
+  const inner = wrapper !== null && isPlainObject(body) ? body[wrapper] : body;
   const result: ToolResultPart = {
     type: "tool_result",
     callId,

@@ -6,7 +6,6 @@
 import type { DecodedTurn } from "../../types.js";
 import {
   clone,
-  isRecord,
   leftovers,
   readArgumentsText,
   resultText,
@@ -19,6 +18,7 @@ import {
   type ToolResultPart,
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { isPlainObject } from "../../json/equal.js";
 
 const REASONING_KEYS = ["reasoning_content", "reasoning"] as const;
 
@@ -32,7 +32,7 @@ function invalid(value: unknown, why: string): Message {
 }
 
 function readMessage(value: unknown): Message {
-  if (!isRecord(value)) return invalid(value, "not an object");
+  if (!isPlainObject(value)) return invalid(value, "not an object");
   switch (value.role) {
     case "system":
     case "developer":
@@ -58,7 +58,7 @@ function readContent(value: Record<string, unknown>): Pick<Message, "parts" | "f
 }
 
 function readContentPart(item: unknown): Part {
-  if (isRecord(item) && item.type === "text" && typeof item.text === "string") {
+  if (isPlainObject(item) && item.type === "text" && typeof item.text === "string") {
     const native = leftovers(item, ["type", "text"]);
     return native ? { type: "text", text: item.text, native } : { type: "text", text: item.text };
   }
@@ -97,12 +97,12 @@ function readAssistant(value: Record<string, unknown>): Message {
 }
 
 function readToolCall(value: unknown): ToolCallPart | null {
-  if (isRecord(value) && value.type === "custom" && isRecord(value.custom) && typeof value.id === "string" && typeof value.custom.name === "string" && typeof value.custom.input === "string") {
+  if (isPlainObject(value) && value.type === "custom" && isPlainObject(value.custom) && typeof value.id === "string" && typeof value.custom.name === "string" && typeof value.custom.input === "string") {
     const part: ToolCallPart = { type: "tool_call", id: value.id, name: value.custom.name, arguments: { input: value.custom.input }, custom: true };
     const native = leftovers(value, ["id", "type", "custom"]);
     return native ? { ...part, native } : part;
   }
-  if (!isRecord(value) || !isRecord(value.function)) return null;
+  if (!isPlainObject(value) || !isPlainObject(value.function)) return null;
   const { id } = value;
   const { name, arguments: args } = value.function;
   if (typeof id !== "string" || typeof name !== "string") return null;
@@ -125,7 +125,7 @@ function readTool(value: Record<string, unknown>): Message {
 }
 
 function readResultPart(item: unknown): ResultContent {
-  if (isRecord(item) && item.type === "text" && typeof item.text === "string") {
+  if (isPlainObject(item) && item.type === "text" && typeof item.text === "string") {
     const native = leftovers(item, ["type", "text"]);
     return native ? { type: "text", text: item.text, native } : { type: "text", text: item.text };
   }

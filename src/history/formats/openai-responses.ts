@@ -6,7 +6,6 @@
 import type { DecodedTurn } from "../../types.js";
 import {
   clone,
-  isRecord,
   leftovers,
   readArgumentsText,
   resultText,
@@ -19,6 +18,7 @@ import {
   type ToolResultPart,
 } from "../model.js";
 import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { isPlainObject } from "../../json/equal.js";
 
 /** Responses `input` items → neutral messages, one to one. */
 export function fromOpenAIResponses(items: readonly unknown[]): Message[] {
@@ -31,7 +31,7 @@ function withNative<T extends Message>(message: T, value: Record<string, unknown
 }
 
 function readItem(value: unknown): Message {
-  if (!isRecord(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
   const type = value.type;
   if (type === "message" || (type === undefined && typeof value.role === "string")) return readMessageItem(value);
   if (type === "function_call" && typeof value.call_id === "string" && typeof value.name === "string") {
@@ -74,14 +74,14 @@ function readMessageItem(value: Record<string, unknown>): Message {
 }
 
 function readContentPart(item: unknown): Part {
-  if (isRecord(item) && (item.type === "input_text" || item.type === "output_text") && typeof item.text === "string") {
+  if (isPlainObject(item) && (item.type === "input_text" || item.type === "output_text") && typeof item.text === "string") {
     return { type: "text", text: item.text, native: leftovers(item, ["text"]) as Record<string, unknown> };
   }
   return { type: "opaque", format: "openai-responses", value: clone(item) };
 }
 
 function readOutputPart(item: unknown): ResultContent {
-  if (isRecord(item) && item.type === "input_text" && typeof item.text === "string") {
+  if (isPlainObject(item) && item.type === "input_text" && typeof item.text === "string") {
     const native = leftovers(item, ["type", "text"]);
     return native ? { type: "text", text: item.text, native } : { type: "text", text: item.text };
   }
@@ -96,12 +96,12 @@ function readReasoning(value: Record<string, unknown>): Message {
     known.push("id");
   }
   const { summary, content, encrypted_content: encrypted } = value;
-  if (Array.isArray(summary) && summary.every((item) => isRecord(item) && item.type === "summary_text" && typeof item.text === "string" && Object.keys(item).length === 2)) {
+  if (Array.isArray(summary) && summary.every((item) => isPlainObject(item) && item.type === "summary_text" && typeof item.text === "string" && Object.keys(item).length === 2)) {
     part.summary = summary.map((item) => (item as { text: string }).text);
     known.push("summary");
   }
   const only = Array.isArray(content) && content.length === 1 ? content[0] : undefined;
-  if (isRecord(only) && only.type === "reasoning_text" && typeof only.text === "string" && Object.keys(only).length === 2) {
+  if (isPlainObject(only) && only.type === "reasoning_text" && typeof only.text === "string" && Object.keys(only).length === 2) {
     part.text = only.text;
     known.push("content");
   }
@@ -148,7 +148,7 @@ function writeMessage(message: Message): unknown[] {
         break;
       case "opaque":
         if (part.format !== "openai-responses") break;
-        if (isRecord(part.value) && typeof part.value.type === "string" && !part.value.type.startsWith("input_") && !part.value.type.startsWith("output_")) {
+        if (isPlainObject(part.value) && typeof part.value.type === "string" && !part.value.type.startsWith("input_") && !part.value.type.startsWith("output_")) {
           flush();
           items.push(clone(part.value));
         } else pending.push(part);

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { parseManifest } from "../../scripts/import-corpus.js";
 import { describeCorpus } from "../helpers/corpus.js";
 

@@ -44,6 +44,54 @@ export interface CodeInfo {
 }
 
 export const DIAGNOSTIC_CODES = {
+  unknown_history_format: {
+    kinds: ["error"],
+    severity: "error",
+    meaning: "A history function was given a format it does not know (`checkHistory`, `repairHistory`, `convertHistory`, `toNeutral`, `fromNeutral`).",
+    action: "Pass one of the history formats (`anthropic`, `openai-chat`, `openai-responses`, `gemini`, `bedrock`).",
+  },
+  invalid_proxy_config: {
+    kinds: ["error"],
+    severity: "error",
+    meaning: "The proxy's config file (`--config`, `loadProxyConfig`/`parseProxyConfig`) is not valid: the message names the place and the fault.",
+    action: "Fix the file where the message says; the proxy does not start on an invalid config (exit 3).",
+  },
+  request_too_large: {
+    kinds: ["proxy_repair"],
+    severity: "error",
+    meaning: "The proxy refused a request body over `--max-body-size` (413, in the protocol's error shape, with this code in `error.code`).",
+    action: "Send a smaller request, or raise `--max-body-size` on the proxy.",
+  },
+  invalid_route: {
+    kinds: ["error"],
+    severity: "error",
+    meaning: "A proxy route (`ProxyOptions.routes`, a `--config` route) is not valid: a prefix that is not a path, an upstream that is not an http(s) URL, or a duplicate prefix.",
+    action: "Fix the route as the message says.",
+  },
+  unsupported_framing: {
+    kinds: ["error"],
+    severity: "error",
+    meaning: "`createReencoder` was given a framing the provider's re-encoder cannot write (only `aws-eventstream` with `anthropic`, for Claude on Bedrock).",
+    action: "Leave `framing` out, or use `aws-eventstream` with `anthropic` only.",
+  },
+  text_reasoning_passed_on: {
+    kinds: ["diagnostic"],
+    severity: "info",
+    meaning: "A lone `</think>` showed that text before it was reasoning (the prompt opened the think block); the part without a call had already been passed on as text.",
+    action: "Set `textCalls.thinking` to `\"open\"` for a model whose prompt opens the think block, so its reasoning is never passed on as text.",
+  },
+  text_call_in_reasoning: {
+    kinds: ["diagnostic"],
+    severity: "info",
+    meaning: "Tool calls written before a lone `</think>` were reasoning, not calls: they were passed on as reasoning and not run.",
+    action: "Nothing: a call a model only writes while thinking is not run. Set `textCalls.reasoning: true` to read calls in reasoning too.",
+  },
+  text_call_bad_id: {
+    kinds: ["diagnostic"],
+    severity: "warning",
+    meaning: "The text holds a Kimi K2 style tool call whose id is not of the form `functions.NAME:INDEX`; it was left as text, not run.",
+    action: "Nothing to run. If the model keeps writing such ids, check its chat template.",
+  },
   aborted: {
     kinds: ["diagnostic"],
     severity: "error",

@@ -2,6 +2,7 @@ import type { DecodedTurn, ProviderName } from "../types.js";
 import { jsonEqual } from "../json/equal.js";
 import { expectedStreamOf, type Expectation } from "./expectation.js";
 import { isPlainObject } from "../json/equal.js";
+import { wrapWords } from "../util/wrap.js";
 
 /**
  * The conformance report: every recorded file decoded, set against the expectation stored beside
@@ -271,19 +272,4 @@ export function renderTable(rows: readonly ConformanceRow[], options: { width?: 
   if (width === undefined) return lines.join("\n") + "\n";
   const fitted = lines.flatMap((line) => (line === summaryLine(summarize(rows)) ? wrapWords(line, width) : [cutRight(line, width)]));
   return fitted.join("\n") + "\n";
-}
-
-function wrapWords(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line !== "" && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line === "" ? word : `${line} ${word}`;
-    }
-  }
-  if (line !== "") lines.push(line);
-  return lines;
 }

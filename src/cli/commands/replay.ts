@@ -13,6 +13,7 @@ import { createDecoder } from "../../providers/registry.js";
 import type { StreamingDecoder } from "../../providers/codec.js";
 import { fitLine } from "../text.js";
 import { loadToolsFile } from "../tools-file.js";
+import { wrapWords } from "../../util/wrap.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
 
@@ -333,7 +334,7 @@ export function renderReport(files: readonly ReplayedFile[], options: { verbose:
 
   const listing = detailLines(files);
   if (options.verbose || listing.length + 3 <= options.rows) {
-    return [...listing.map((line) => fitLine(line, width)), "", ...wrap(closing, width)].join("\n") + "\n";
+    return [...listing.map((line) => fitLine(line, width)), "", ...wrapWords(closing, width)].join("\n") + "\n";
   }
 
   const header = ["provider", "files", "streams", "calls", "repaired", "truncated", "invalid", "server"];
@@ -341,7 +342,7 @@ export function renderReport(files: readonly ReplayedFile[], options: { verbose:
   rows.push(["total", totals.files, totals.streams, totals.calls, totals.repaired, totals.truncated, totals.invalid, totals.server].map(String));
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] as string).length)));
   const cells = (row: string[]): string => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join("  ");
-  const lines = [...wrap(closing, width), "", fitLine(cells(header), width), ...rows.map((row) => fitLine(cells(row), width))];
+  const lines = [...wrapWords(closing, width), "", fitLine(cells(header), width), ...rows.map((row) => fitLine(cells(row), width))];
   const notable = notableLines(files);
   if (notable.length > 0) lines.push("", "Notable:", ...notable.map((line) => fitLine(`  ${line}`, width)));
   lines.push("", fitLine("Details: --verbose (every call), --json (one object per stream).", width));
@@ -399,19 +400,4 @@ function notableLines(files: readonly ReplayedFile[]): string[] {
   const describe = (map: Map<string, { count: number; first: string }>, mark: string, what: string): string[] =>
     [...map].sort(([, a], [, b]) => b.count - a.count).map(([key, entry]) => `${mark} ${entry.count}× ${what} ${key}, first in ${entry.first}`);
   return [...describe(errors, "✗", "call"), ...describe(repairs, "~", "repair"), ...describe(statuses, "!", "stream")].slice(0, 8);
-}
-
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line !== "" && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line === "" ? word : `${line} ${word}`;
-    }
-  }
-  if (line !== "") lines.push(line);
-  return lines;
 }

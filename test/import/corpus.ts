@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { ImportError, importFile } from "../../src/import/index.js";
 import { join } from "node:path";
 import { requireCorpusDir } from "../helpers/corpus.js";
 import { CORPUS } from "../helpers/testdata.js";
@@ -15,4 +16,15 @@ export function corpusFile(local: string): { name: string; bytes: Uint8Array } {
 
 export function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
+}
+
+/** The ImportError importFile throws for these bytes (fails the test when it throws none, or another error). */
+export function importError(name: string, bytes: Uint8Array): ImportError {
+  try {
+    importFile(name, bytes);
+  } catch (error) {
+    if (error instanceof ImportError) return error;
+    throw error;
+  }
+  throw new Error("expected an ImportError");
 }

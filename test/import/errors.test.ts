@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { detectFormat, ImportError, importFile } from "../../src/import/index.js";
-import { utf8 } from "./corpus.js";
-
-function importError(name: string, bytes: Uint8Array): ImportError {
-  try {
-    importFile(name, bytes);
-  } catch (error) {
-    if (error instanceof ImportError) return error;
-    throw error;
-  }
-  throw new Error("expected an ImportError");
-}
+import { detectFormat, importFile } from "../../src/import/index.js";
+import { importError, utf8 } from "./corpus.js";
 
 describe("unrecognized and unreadable input", () => {
   it("names the file and the formats it expected", () => {

@@ -1,8 +1,9 @@
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { detectFormat, ImportError, importFile, importRecording } from "../../src/import/index.js";
+import { detectFormat, importFile, importRecording } from "../../src/import/index.js";
 import { replayEvents } from "../../src/replay.js";
+import { importError } from "./corpus.js";
 
 /**
  * HAR 1.2 recordings (Polly.js, Playwright, browsers): hand-written entries around a small
@@ -48,16 +49,6 @@ function har(entries: unknown[], indent?: number): Uint8Array {
 
 function calls(bytes: Uint8Array, name = "session.har") {
   return importFile(name, bytes).streams.map((stream) => replayEvents(stream).toolCalls.map((call) => [call.name, call.arguments, call.complete]));
-}
-
-function importError(name: string, bytes: Uint8Array): ImportError {
-  try {
-    importFile(name, bytes);
-  } catch (error) {
-    if (error instanceof ImportError) return error;
-    throw error;
-  }
-  throw new Error("expected an ImportError");
 }
 
 describe("HAR 1.2", () => {

@@ -5,22 +5,13 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../../src/cli/commands/import.js";
 import { CliError, EXIT, type CliContext } from "../../src/cli/context.js";
-import { detectFormat, ImportError, importFile } from "../../src/import/index.js";
+import { detectFormat, importFile } from "../../src/import/index.js";
 import { replayEvents } from "../../src/replay.js";
+import { importError } from "./corpus.js";
 
 /** Text that opens with '{': one JSON document (a container, known or not) or JSON per line. */
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
-
-function importError(name: string, bytes: Uint8Array): ImportError {
-  try {
-    importFile(name, bytes);
-  } catch (error) {
-    if (error instanceof ImportError) return error;
-    throw error;
-  }
-  throw new Error("expected an ImportError");
-}
 
 describe("JSON documents of no known container", () => {
   it("a pretty-printed object is named as an unknown container, with what was expected and its keys", () => {

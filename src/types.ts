@@ -1,5 +1,6 @@
 import type { DecoderLimits } from "./limits.js";
 import type { TextCallSetting } from "./text-calls/options.js";
+import type { DiagnosticCode } from "./diagnostics/codes.js";
 
 /**
  * The data model shared by every decoder, the assembler, the CLI and the adapters.
@@ -145,7 +146,8 @@ export type DiagnosticSeverity = "info" | "warning" | "error";
 
 /** Something the decoder noticed and did about the stream, with a stable `code`. */
 export interface Diagnostic {
-  code: string;
+  /** One of the codes of `DIAGNOSTIC_CODES` (docs/reference/codes.md). */
+  code: DiagnosticCode;
   message: string;
   severity?: DiagnosticSeverity;
   /** Index of the call the diagnostic is about (ToolCall.index), when there is one. */

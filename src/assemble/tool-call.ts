@@ -2,6 +2,7 @@ import type { Diagnostic, RepairCode, ToolCall, TruncationCause } from "../types
 import { isPlainObject } from "../json/equal.js";
 import { exceedsDepth, finalizeArguments, type ArgumentSources } from "../json/finalize.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 export interface ToolCallInit {
   index: number;
@@ -143,7 +144,7 @@ export class ToolCallAssembler {
     return null;
   }
 
-  private startDiagnostic(code: string, message: string, data: unknown): Diagnostic {
+  private startDiagnostic(code: DiagnosticCode, message: string, data: unknown): Diagnostic {
     return { code, message, severity: "warning", callIndex: this.index, providerIndex: this.providerIndex, data };
   }
 

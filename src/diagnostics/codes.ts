@@ -44,6 +44,18 @@ export interface CodeInfo {
 }
 
 export const DIAGNOSTIC_CODES = {
+  malformed_tool_use: {
+    kinds: ["diagnostic"],
+    severity: "error",
+    meaning: "Bedrock stopped with stopReason malformed_tool_use: the model produced a tool call the service could not read (the turn's finish reason is other).",
+    action: "Retry the turn; the call was not delivered by Bedrock.",
+  },
+  malformed_model_output: {
+    kinds: ["diagnostic"],
+    severity: "error",
+    meaning: "Bedrock stopped with stopReason malformed_model_output: the model produced output the service could not read.",
+    action: "Retry the turn.",
+  },
   unknown_history_format: {
     kinds: ["error"],
     severity: "error",

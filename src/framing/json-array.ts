@@ -1,5 +1,6 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * Framing for a body that streams one JSON array, an element at a time (Gemini's
@@ -39,7 +40,7 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Jso
   let escaped = false;
   let offset = 0;
 
-  const fail = (code: string, message: string): void => {
+  const fail = (code: DiagnosticCode, message: string): void => {
     phase = "failed";
     diagnostics.push({ code, severity: "error", message });
   };

@@ -4,6 +4,7 @@ import { framedEvent } from "./framed-event.js";
 import { LineEndNormalizer } from "./line-ends.js";
 import { SseSizeMeter } from "./sse-meter.js";
 import { EventJsonReader } from "../json/event-template.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * Server-Sent Events framing over eventsource-parser: bytes split anywhere (UTF-8 sequences
@@ -88,7 +89,8 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
     } else {
       // One diagnostic per kind, counted: a body of garbage lines would otherwise hold one object
       // per line, many times the size of the input.
-      const code = `sse_${error.type.replace(/-/g, "_")}`;
+      // eventsource-parser's error types, each registered as sse_<type> (test/diagnostics/codes.test.ts).
+      const code = `sse_${error.type.replace(/-/g, "_")}` as DiagnosticCode;
       const seen = lineErrors.get(code);
       if (seen) {
         seen.count++;

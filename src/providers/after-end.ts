@@ -1,4 +1,5 @@
 import type { Diagnostic } from "../types.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * Reports events that arrive after a stream's end (its stop event, `[DONE]`, an error, a terminal
@@ -6,7 +7,7 @@ import type { Diagnostic } from "../types.js";
  * a count kept up to date (`data: { count, firstType }`). One diagnostic per event would repeat
  * itself as many times as a broken server keeps sending.
  */
-export function afterEndReporter(report: (diagnostic: Diagnostic) => void): (code: string, end: string, type: string) => void {
+export function afterEndReporter(report: (diagnostic: Diagnostic) => void): (code: DiagnosticCode, end: string, type: string) => void {
   const seen = new Map<string, { count: number; firstType: string }>();
   return (code, end, type) => {
     const first = seen.get(code);

@@ -6,6 +6,7 @@ import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * Anthropic Messages stream decoder (also Vertex, Bedrock InvokeModel after unwrapping, and
@@ -39,7 +40,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   let stopReason: string | null = null;
   let usage: Record<string, unknown> = {};
 
-  const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
+  const warn = (code: DiagnosticCode, message: string, data?: unknown, providerIndex?: number): void => {
     turn.diagnostic({ code, message, severity: "warning", ...(providerIndex !== undefined ? { providerIndex } : {}), ...(data !== undefined ? { data } : {}) });
   };
 

@@ -6,6 +6,7 @@ import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * AWS Bedrock ConverseStream decoder. It reads the events in every form they reach it:
@@ -72,7 +73,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
   let sawMetadata = false;
   let invokeModelReported = false;
 
-  const warn = (code: string, message: string, data?: unknown, providerIndex?: number): void => {
+  const warn = (code: DiagnosticCode, message: string, data?: unknown, providerIndex?: number): void => {
     turn.diagnostic({ code, message, severity: "warning", ...(providerIndex !== undefined ? { providerIndex } : {}), ...(data !== undefined ? { data } : {}) });
   };
 
@@ -235,7 +236,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     if (!mapped) turn.diagnostic({ code: "unknown_stop_reason", severity: "info", message: `stopReason '${reason}' is not known; it was mapped to 'other'.` });
     if (reason === "malformed_tool_use" || reason === "malformed_model_output") {
       turn.diagnostic({
-        code: reason,
+        code: reason === "malformed_tool_use" ? "malformed_tool_use" : "malformed_model_output",
         severity: "error",
         message: `Bedrock stopped with ${reason}: the model produced ${reason === "malformed_tool_use" ? "a tool call" : "output"} the service could not read. Retry the turn.`,
         data: body,

@@ -114,7 +114,7 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
 
 function internalError(error: unknown, where: string, event?: ProviderEvent) {
   return {
-    code: "internal_error",
+    code: "internal_error" as const,
     severity: "error" as const,
     message: `toolwire failed while handling ${where === "push" ? "an event" : "the end of the stream"}: ${error instanceof Error ? error.message : String(error)}. Please report this with the recorded stream.`,
     data: event,

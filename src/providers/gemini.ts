@@ -5,6 +5,7 @@ import type { ProviderCodec } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * Google Gemini `streamGenerateContent` decoder (Gemini API and Vertex), for the SSE form
@@ -63,7 +64,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
   let streaming: StreamingCall | null = null;
   let extraCandidatesReported = false;
 
-  const warn = (code: string, message: string, data?: unknown, callIndex?: number): void => {
+  const warn = (code: DiagnosticCode, message: string, data?: unknown, callIndex?: number): void => {
     turn.diagnostic({ code, message, severity: "warning", ...(callIndex !== undefined ? { callIndex } : {}), ...(data !== undefined ? { data } : {}) });
   };
 

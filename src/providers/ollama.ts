@@ -5,6 +5,7 @@ import { afterEndReporter } from "./after-end.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * Ollama native `/api/chat` decoder (NDJSON, one chunk object per line; a non-streamed response
@@ -32,7 +33,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
   let chunk = 0;
   let thinkMarkupReported = false;
 
-  const warn = (code: string, message: string, data?: unknown, callIndex?: number): void => {
+  const warn = (code: DiagnosticCode, message: string, data?: unknown, callIndex?: number): void => {
     turn.diagnostic({ code, message, severity: "warning", ...(callIndex !== undefined ? { callIndex } : {}), ...(data !== undefined ? { data } : {}) });
   };
   const ignoreAfterEnd = afterEndReporter((diagnostic) => turn.diagnostic(diagnostic));

@@ -8,6 +8,7 @@ import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
 import { numberField, stringField } from "./fields.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * OpenAI Chat Completions stream decoder, hardened for the OpenAI-compatible servers people run
@@ -126,12 +127,12 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
 
   const diag = (diagnostic: Diagnostic): void => turn.diagnostic(diagnostic);
   const ignoreAfterEnd = afterEndReporter(diag);
-  const once = (code: string, diagnostic: Omit<Diagnostic, "code">): void => {
+  const once = (code: DiagnosticCode, diagnostic: Omit<Diagnostic, "code">): void => {
     if (reportedOnce.has(code)) return;
     reportedOnce.add(code);
     diag({ code, ...diagnostic });
   };
-  const callDiag = (state: CallState, code: string, severity: Diagnostic["severity"], message: string, data?: unknown): void => {
+  const callDiag = (state: CallState, code: DiagnosticCode, severity: Diagnostic["severity"], message: string, data?: unknown): void => {
     if (state.reported.has(code)) return;
     state.reported.add(code);
     diag({

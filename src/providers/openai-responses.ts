@@ -6,6 +6,7 @@ import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
 import { eventType, numberField, stringField } from "./fields.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
  * OpenAI Responses stream decoder (also Azure, DeepSeek's /responses, LM Studio's Open Responses
@@ -79,7 +80,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
 
   const diag = (diagnostic: Diagnostic): void => turn.diagnostic(diagnostic);
   const ignoreAfterEnd = afterEndReporter(diag);
-  const warn = (code: string, message: string, data?: unknown, providerIndex?: number | null): void =>
+  const warn = (code: DiagnosticCode, message: string, data?: unknown, providerIndex?: number | null): void =>
     diag({ code, severity: "warning", message, ...(providerIndex !== null && providerIndex !== undefined ? { providerIndex } : {}), ...(data !== undefined ? { data } : {}) });
 
   const register = (state: ItemState): ItemState => {

@@ -14,6 +14,7 @@ import {
 import { PythonicParser } from "./pythonic.js";
 import { isWs, matchAt, MAX_HELD_WS, PARTIAL, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /** Where the extractor sends what it reads: plain text, and calls with their argument text. */
 export interface TextCallSink {
@@ -893,7 +894,7 @@ export class TextCallExtractor implements ParseContext {
     return (this.call !== null ? this.options.paramKinds.get(this.call.name)?.get(key) : undefined) ?? "string";
   }
 
-  diagnostic(code: string, message: string, data?: unknown): void {
+  diagnostic(code: DiagnosticCode, message: string, data?: unknown): void {
     this.sink.diagnostic({ code, severity: "warning", message, ...(data === undefined ? {} : { data }) });
   }
 

@@ -169,7 +169,7 @@ describe("invariants catch what they claim to", () => {
     const args = Object.create({ polluted: true }) as Record<string, unknown>;
     expect(checkPlainData(turn({ toolCalls: [{ ...call, arguments: args, source: "delta", complete: true, error: null }] })).map((v) => v.property)).toEqual(["plain_data"]);
     const deep = JSON.parse("[".repeat(20_000) + "]".repeat(20_000)) as unknown;
-    expect(checkSerializable(turn({ diagnostics: [{ code: "x", message: "x", data: deep }] })).map((v) => v.property)).toEqual(["serializable"]);
+    expect(checkSerializable(turn({ diagnostics: [{ code: "internal_error", message: "x", data: deep }] })).map((v) => v.property)).toEqual(["serializable"]);
   });
 
   it("events out of order", () => {

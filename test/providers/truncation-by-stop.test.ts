@@ -115,7 +115,7 @@ describe("a clean end without a finish signal keeps a call whose arguments form 
   it("a transport error or an abort still truncates a closed object", () => {
     const decoder = createDecoder("anthropic");
     for (const event of [a.messageStart(), a.toolStart(0, "toolu_1", "f"), a.json(0, '{"a":1}')]) decoder.push(event);
-    const events = decoder.abort({ code: "transport_error", message: "socket closed" }, "stream_error");
+    const events = decoder.abort({ code: "source_error", message: "socket closed" }, "stream_error");
     const end = events.find((e): e is Extract<CodecEvent, { type: "tool_call_end" }> => e.type === "tool_call_end");
     expect(end?.call).toMatchObject({ complete: false, error: { code: "truncated", cause: "stream_error" } });
   });

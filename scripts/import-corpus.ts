@@ -379,9 +379,15 @@ export function repoRoot(from: string = dirname(fileURLToPath(import.meta.url)))
   }
 }
 
-/** The upstream corpus: `$TOOLWIRE_CORPUS/upstream`, else `../shared/corpus/upstream` beside the checkout. */
-export function defaultCorpusDir(root: string = repoRoot()): string {
-  return process.env.TOOLWIRE_CORPUS ? join(resolve(process.env.TOOLWIRE_CORPUS), "upstream") : resolve(root, "..", "shared", "corpus", "upstream");
+/**
+ * The upstream corpus: `$TOOLWIRE_CORPUS/upstream`. The script assumes no folder beside the
+ * checkout (the tests look for one: test/helpers/corpus.ts).
+ */
+export function defaultCorpusDir(): string {
+  if (!process.env.TOOLWIRE_CORPUS) {
+    throw new CorpusError("set TOOLWIRE_CORPUS to a directory holding upstream/ (the real-wire corpora: other projects' recordings are not part of the repository)");
+  }
+  return join(resolve(process.env.TOOLWIRE_CORPUS), "upstream");
 }
 
 /** Where `npm run import-corpus` writes: git-ignored, never shipped. */
@@ -406,7 +412,7 @@ function printReport(report: Report, root: string): void {
 
 async function main(): Promise<void> {
   const root = repoRoot();
-  const corpusDir = defaultCorpusDir(root);
+  const corpusDir = defaultCorpusDir();
   if (!existsSync(corpusDir)) {
     throw new CorpusError(`corpus not found at ${corpusDir}; set TOOLWIRE_CORPUS to a directory holding upstream/ (other projects' recordings are not part of the repository)`);
   }

@@ -7,6 +7,7 @@ import { eventStreamBodyToEvents, looksLikeEventStream } from "./eventstream.js"
 import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
+import { isJson } from "../json/equal.js";
 
 /** One recorded request/response pair, whatever the cassette format. */
 export interface HttpExchange {
@@ -146,11 +147,3 @@ function pathOf(url: string | null): string {
   }
 }
 
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}

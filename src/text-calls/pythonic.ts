@@ -1,5 +1,6 @@
 import { CallParser, type ParseContext } from "./parsers.js";
 import { expectAfterWs, isWs, skipWs } from "./scan.js";
+import { isJson } from "../json/equal.js";
 
 const enum P {
   Open,
@@ -125,14 +126,6 @@ class PythonLiteral {
   }
 }
 
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * `[f(a=1, b="x"), g()]` (Llama 3.2 / Llama 4 pythonic tool calls): as the whole message, after a

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { detectFormat, ImportError, importFile } from "../../src/import/index.js";
+import { detectFormat, importFile } from "../../src/import/index.js";
 import { replayEvents } from "../../src/replay.js";
 import { b, encodeFrames } from "../helpers/bedrock-events.js";
+import { importError } from "./corpus.js";
 
 /**
  * Datadog APM test agent JSON cassettes (`{request, response: {status, headers, body}}`, one
@@ -36,15 +37,6 @@ function callsOf(bytes: Uint8Array, name = "cassette_post_0a1b2c3d.json") {
   return importFile(name, bytes).streams.map((stream) => replayEvents(stream).toolCalls.map((call) => [call.name, call.arguments, call.complete]));
 }
 
-function importError(bytes: Uint8Array, name = "cassette.json"): ImportError {
-  try {
-    importFile(name, bytes);
-  } catch (error) {
-    if (error instanceof ImportError) return error;
-    throw error;
-  }
-  throw new Error("expected an ImportError");
-}
 
 describe("ddapm-test-agent JSON cassette", () => {
   it("reads a binary AWS event stream stored as \"base64:\" + base64; the provider comes from the URL", () => {
@@ -87,13 +79,13 @@ describe("ddapm-test-agent JSON cassette", () => {
 
   describe("bad input: a typed error", () => {
     it("base64 that is not base64", () => {
-      const error = importError(cassette(CONVERSE_URL, { headers: { "Content-Type": "application/vnd.amazon.eventstream" }, body: "base64:@@@" }));
+      const error = importError("cassette.json", cassette(CONVERSE_URL, { headers: { "Content-Type": "application/vnd.amazon.eventstream" }, body: "base64:@@@" }));
       expect(error.code).toBe("malformed");
       expect(error.message).toBe('cassette.json: interaction-0: response.body after "base64:" is not valid base64');
     });
 
     it("a body that is not a string", () => {
-      const error = importError(cassette(CHAT_URL, { body: { text: SSE } }));
+      const error = importError("cassette.json", cassette(CHAT_URL, { body: { text: SSE } }));
       expect(error.code).toBe("malformed");
       expect(error.message).toMatch(/^cassette\.json: interaction-0: response\.body is object; the test agent stores a string/);
     });
@@ -101,7 +93,7 @@ describe("ddapm-test-agent JSON cassette", () => {
     it("corrupt event-stream frames inside the base64 body", () => {
       const corrupt = FRAMES.slice();
       corrupt[20] = (corrupt[20] as number) ^ 0xff;
-      const error = importError(cassette(CONVERSE_URL, { headers: { "Content-Type": "application/vnd.amazon.eventstream" }, body: `base64:${base64(corrupt)}` }));
+      const error = importError("cassette.json", cassette(CONVERSE_URL, { headers: { "Content-Type": "application/vnd.amazon.eventstream" }, body: `base64:${base64(corrupt)}` }));
       expect(error.code).toBe("malformed");
     });
   });

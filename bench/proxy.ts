@@ -4,13 +4,12 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
-import { forwardBody } from "../src/node/forward-body.js";
-import { createUpstreamFetch } from "../src/node/upstream-fetch.js";
 import { startProxy } from "../src/node/proxy.js";
 import { createReencoder } from "../src/reencode/index.js";
 import type { ProviderName } from "../src/types.js";
 import { anthropicSseBody, anthropicTurnBody, bigArguments, chunkBytes, openaiChatSseBody, smallArguments } from "./fixtures.js";
 import { cpuMs, cpuMsAsync, median } from "./cpu.js";
+import { forwardingHandler } from "./forwarding-handler.js";
 
 /**
  * `node dist/bench/proxy.js [--quick] [--only cpu|latency|concurrent|memory]` (after `npm run
@@ -91,21 +90,9 @@ function eventGroups(body: string, count: number): Uint8Array[] {
   return out;
 }
 
-/** A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is (node:http in front of its upstream fetch, `createUpstreamFetch`). */
+/** A proxy that forwards request and response bytes untouched, built as `toolwire proxy` is (bench/forwarding-handler.ts). */
 async function passThroughProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
-  const upstreamFetch = createUpstreamFetch();
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on("data", (part: Buffer) => parts.push(part));
-    req.on("end", () => {
-      void (async () => {
-        const response = await upstreamFetch(`${upstream}${req.url ?? "/"}`, { method: req.method, headers: { "content-type": "application/json" }, body: Buffer.concat(parts) });
-        res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "application/octet-stream" });
-        await forwardBody(response.body as ReadableStream<Uint8Array>, res);
-        res.end();
-      })();
-    });
-  });
+  const server = createServer(forwardingHandler(upstream));
   return listening(server);
 }
 

@@ -1,12 +1,11 @@
 /**
  * Imports the upstream corpus (other projects' recorded streams, described by its MANIFEST.md) into
  * toolwire's recorded-stream files. The corpus is not part of the repository: it is found at
- * `$TOOLWIRE_CORPUS/upstream` or `../shared/corpus/upstream`. The tests import it in memory
- * (`importUpstream`); this script writes the same files into the git-ignored `.corpus-cache/`,
- * so that the CLI can replay them:
+ * `$TOOLWIRE_CORPUS/upstream`. The tests import it in memory (`importUpstream`); this script
+ * writes the same files into the git-ignored `.corpus-cache/`, so that the CLI can replay them:
  *
- *   npm run import-corpus && npx toolwire replay .corpus-cache
  *   TOOLWIRE_CORPUS=/path/holding/upstream npm run import-corpus
+ *   node dist/quick-cli/src/cli/bin.js replay .corpus-cache
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";

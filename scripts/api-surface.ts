@@ -101,11 +101,23 @@ export function documentedNode(declaration: ts.Declaration): ts.Node {
   return ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
 }
 
+/**
+ * The doc comment of a node: the last `/** … *\/` right above it. One separated from it by a blank
+ * line is the file's opening comment, not the declaration's (TypeScript would show it anyway).
+ */
+export function attachedDoc(node: ts.Node): ts.JSDoc | null {
+  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
+  const last = docs[docs.length - 1];
+  if (!last) return null;
+  return /\n[ \t]*\r?\n/.test(node.getSourceFile().text.slice(last.end, node.getStart())) ? null : last;
+}
+
 /** Whether at least one declaration of the (resolved) symbol carries a doc comment with some text. */
 export function isDocumented(symbol: ts.Symbol): boolean {
-  return (symbol.declarations ?? []).some((declaration) =>
-    ts.getJSDocCommentsAndTags(documentedNode(declaration)).some((doc) => ts.isJSDoc(doc) && (ts.getTextOfJSDocComment(doc.comment) ?? "").trim() !== ""),
-  );
+  return (symbol.declarations ?? []).some((declaration) => {
+    const doc = attachedDoc(documentedNode(declaration));
+    return doc !== null && (ts.getTextOfJSDocComment(doc.comment) ?? "").trim() !== "";
+  });
 }
 
 /** Entry point name → its exports without a doc comment, sorted. */

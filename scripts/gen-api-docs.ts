@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
-import { documentedNode, loadSurface, resolveExport, type EntryPoint, type Surface } from "./api-surface.js";
+import { attachedDoc, documentedNode, loadSurface, resolveExport, type EntryPoint, type Surface } from "./api-surface.js";
 import { isEntryPoint, repoRootFrom } from "./readme-region.js";
 
 /**
@@ -155,10 +155,9 @@ interface Doc {
   see: string[];
 }
 
-/** The last doc comment attached to a node (the one TypeScript shows), with its tags. */
+/** The doc comment attached to a node, with its tags. */
 function docOf(node: ts.Node): Doc | null {
-  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
-  const doc = docs[docs.length - 1];
+  const doc = attachedDoc(node);
   if (!doc) return null;
   const result: Doc = { text: plain(doc.comment), params: [], returns: null, throws: [], examples: [], deprecated: null, see: [] };
   for (const tag of doc.tags ?? []) {

@@ -8,9 +8,13 @@ import { isPlainObject } from "../json/equal.js";
  * `{data, event?, sequence?, provider?, t?}` or bare payload lines.
  */
 
+/** One stream of a recorded file (the records sharing a `sequence`), as `parseRecords` returns it. */
 export interface RecordedStream {
+  /** The records' `sequence`, or null when they name none. */
   sequence: string | null;
+  /** The records' `provider`, or null when they name none (then it comes from the caller or detection). */
   provider: ProviderName | null;
+  /** The provider events, in file order. */
   events: ProviderEvent[];
   /** Milliseconds since stream start per event (`t`), present only when some record had one. */
   times?: (number | undefined)[];

@@ -232,6 +232,9 @@ describe("public exports", () => {
       "export type D = string;",
       "/** Documented on its statement. */ export const e = 1;",
       "export const f = 1;",
+      "/** A file's opening comment, apart from the declaration by a blank line. */",
+      "",
+      "export interface G {}",
     ].join("\n");
     const source = ts.createSourceFile("/sample.ts", text, ts.ScriptTarget.ES2022, true);
     const host = ts.createCompilerHost({ noLib: true });
@@ -241,7 +244,7 @@ describe("public exports", () => {
     const checker = program.getTypeChecker();
     const module = checker.getSymbolAtLocation(source);
     const documented = checker.getExportsOfModule(module as ts.Symbol).map((symbol) => [symbol.name, isDocumented(symbol)]);
-    expect(Object.fromEntries(documented)).toEqual({ a: true, b: false, C: false, D: false, e: true, f: false });
+    expect(Object.fromEntries(documented)).toEqual({ a: true, b: false, C: false, D: false, e: true, f: false, G: false });
   });
 
   it(`${API_DIR}/ is generated from the TSDoc (if this fails, run: ${API_COMMAND})`, { timeout: 120_000 }, () => {

@@ -40,6 +40,13 @@ function print(node: ts.Node, source: ts.SourceFile): string {
     .replace(/; \}/g, " }");
 }
 
+/** A printed type on one line when it fits in `width` there (the printer spreads every object type over lines). */
+function compact(text: string, width = 64): string {
+  if (!text.includes("\n")) return text;
+  const line = text.replace(/\s*\n\s*/g, " ").replace(/;\s*\}/g, " }").replace(/,\s*\)/g, ")");
+  return line.length <= width ? line : text;
+}
+
 const NODE_FLAGS = ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.UseAliasDefinedOutsideCurrentScope | ts.NodeBuilderFlags.IgnoreErrors;
 
 /** A type as the checker writes it at `where` (for declarations that do not write theirs). */
@@ -48,28 +55,62 @@ function typeText(checker: ts.TypeChecker, type: ts.Type, where: ts.Node): strin
   return node ? print(node, where.getSourceFile()) : checker.typeToString(type, where, ts.TypeFormatFlags.NoTruncation);
 }
 
-/** A signature (`name<T>(a: A, b?: B): R`), its parameters one a line when it is too wide. */
-function signatureText(checker: ts.TypeChecker, signature: ts.Signature, name: string, where: ts.Node, prefix = ""): string {
-  const declaration = checker.signatureToSignatureDeclaration(signature, ts.SyntaxKind.FunctionDeclaration, where, NODE_FLAGS) as ts.FunctionDeclaration | undefined;
-  if (!declaration) return `${prefix}${name}${checker.signatureToString(signature, where, ts.TypeFormatFlags.NoTruncation)}`;
+/**
+ * A signature (`name<T>(a: A, b?: B): R`), its parameters one a line when it is too wide. Types
+ * are printed as the source writes them; the checker writes only those the source leaves out
+ * (an inferred result, an untyped parameter with a default).
+ */
+function signatureText(checker: ts.TypeChecker, signature: ts.Signature, name: string, where: ts.SignatureDeclaration, prefix = ""): string {
   const source = where.getSourceFile();
-  const typeParameters = declaration.typeParameters ? `<${declaration.typeParameters.map((p) => print(p, source)).join(", ")}>` : "";
-  const parameters = declaration.parameters.map((p) => print(p, source));
-  const returns = declaration.type ? `: ${print(declaration.type, source)}` : "";
+  const typeParameters = where.typeParameters ? `<${where.typeParameters.map((p) => print(p, source)).join(", ")}>` : "";
+  const parameters = where.parameters.map((parameter) => {
+    const optional = parameter.questionToken || parameter.initializer ? "?" : "";
+    const type = parameter.type ? print(parameter.type, source) : typeText(checker, checker.getTypeAtLocation(parameter), parameter);
+    return `${parameter.dotDotDotToken ? "..." : ""}${print(parameter.name, source)}${optional}: ${compact(type)}`;
+  });
+  const returns = ts.isConstructorDeclaration(where) ? "" : `: ${where.type ? print(where.type, source) : typeText(checker, signature.getReturnType(), where)}`;
+  const returnsText = compact(returns);
   const head = `${prefix}${name}${typeParameters}`;
-  const flat = `${head}(${parameters.join(", ")})${returns}`;
+  const flat = `${head}(${parameters.join(", ")})${returnsText}`;
   if ((flat.length <= WIDTH && !flat.includes("\n")) || parameters.length === 0) return flat;
-  return `${head}(\n${parameters.map((p) => `  ${p.replace(/\n/g, "\n  ")},`).join("\n")}\n)${returns}`;
+  return `${head}(\n${parameters.map((p) => `  ${p.replace(/\n/g, "\n  ")},`).join("\n")}\n)${returnsText}`;
 }
 
-/** `type X = A | B | …`, one member a line when it is too wide. */
-function aliasText(declaration: ts.TypeAliasDeclaration): string {
+/** The most literal members a `typeof`-derived union is written out with. */
+const MAX_SPELLED_UNION = 30;
+
+/**
+ * `type X = A | B | …`, one member a line when it is too wide. A type computed from a value
+ * (`(typeof PROVIDERS)[number]`) is written as the union of literals it stands for, when short.
+ */
+function aliasText(checker: ts.TypeChecker, declaration: ts.TypeAliasDeclaration): string {
   const source = declaration.getSourceFile();
   const typeParameters = declaration.typeParameters ? `<${declaration.typeParameters.map((p) => print(p, source)).join(", ")}>` : "";
   const head = `type ${declaration.name.text}${typeParameters} =`;
-  const body = print(declaration.type, source);
-  if (`${head} ${body}`.length <= WIDTH && !body.includes("\n")) return `${head} ${body}`;
-  if (ts.isUnionTypeNode(declaration.type)) return `${head}\n${declaration.type.types.map((member) => `  | ${print(member, source).replace(/\n/g, "\n    ")}`).join("\n")}`;
+  let members: string[] | null = ts.isUnionTypeNode(declaration.type) ? declaration.type.types.map((member) => print(member, source)) : null;
+  let body = print(declaration.type, source);
+  let computed = false;
+  const findQuery = (node: ts.Node): ts.TypeQueryNode | undefined => (ts.isTypeQueryNode(node) ? node : ts.forEachChild(node, findQuery));
+  const query = declaration.typeParameters ? undefined : findQuery(declaration.type);
+  if (query) {
+    const type = checker.getTypeAtLocation(declaration.name);
+    const literals = type.isUnion() ? type.types : [type];
+    if (literals.length <= MAX_SPELLED_UNION && literals.every((member) => member.isLiteral())) {
+      // The checker's order of union members is the order it happened to meet them: order them as
+      // the value they come from writes them, so the page does not depend on what was checked first.
+      let value = checker.getSymbolAtLocation(ts.isQualifiedName(query.exprName) ? query.exprName.right : query.exprName);
+      if (value && value.flags & ts.SymbolFlags.Alias) value = checker.getAliasedSymbol(value);
+      const text = value?.valueDeclaration?.getText() ?? "";
+      const written = literals.map((member) => checker.typeToString(member));
+      const at = (literal: string) => (text.includes(literal) ? text.indexOf(literal) : Number.MAX_SAFE_INTEGER);
+      members = written.sort((a, b) => at(a) - at(b) || (a < b ? -1 : a > b ? 1 : 0));
+      computed = true;
+      body = members.join(" | ");
+    }
+  }
+  const note = computed ? `  // ${print(declaration.type, source)}` : "";
+  if (`${head} ${body}`.length <= WIDTH && !body.includes("\n")) return `${head} ${body}${note}`;
+  if (members) return `${head}${note}\n${members.map((member) => `  | ${member.replace(/\n/g, "\n    ")}`).join("\n")}`;
   return `${head} ${body}`;
 }
 
@@ -119,7 +160,7 @@ function classText(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): s
     const isReadonly = ts.getCombinedModifierFlags(member as ts.Declaration) & ts.ModifierFlags.Readonly ? "readonly " : "";
     if (ts.isConstructorDeclaration(member)) {
       const signature = checker.getSignatureFromDeclaration(member);
-      if (signature) lines.push(`${signatureText(checker, signature, "constructor", member).replace(/: [^:()]+$/, "")};`);
+      if (signature) lines.push(`${signatureText(checker, signature, "constructor", member)};`);
     } else if (ts.isMethodDeclaration(member) && member.body) {
       const signature = checker.getSignatureFromDeclaration(member);
       if (signature) lines.push(`${isStatic}${signatureText(checker, signature, member.name.getText(source), member)};`);
@@ -193,8 +234,58 @@ function kindOf(symbol: ts.Symbol): Kind {
   return "namespace";
 }
 
+/** ` = value` for a constant whose value is plain data (no calls, no functions) and short; else "". */
+function valueText(declaration: ts.VariableDeclaration): string {
+  const value = declaration.initializer;
+  if (!value) return "";
+  let plainData = true;
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) || ts.isNewExpression(node) || ts.isFunctionLike(node)) plainData = false;
+    else ts.forEachChild(node, visit);
+  };
+  visit(value);
+  const text = print(ts.isAsExpression(value) ? value.expression : value, declaration.getSourceFile());
+  return plainData && text.split("\n").length <= 16 && text.length <= 600 ? ` = ${text}` : "";
+}
+
+/** The types a declaration's signature names (one level) that no entry point exports, written out under it. */
+function hiddenTypesText(checker: ts.TypeChecker, root: string, declaration: ts.Declaration, exported: ReadonlySet<ts.Symbol>): string {
+  const found: ts.Declaration[] = [];
+  const seen = new Set<ts.Symbol>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isTypeReferenceNode(node) || ts.isExpressionWithTypeArguments(node)) {
+      const at = ts.isTypeReferenceNode(node) ? node.typeName : node.expression;
+      let symbol = checker.getSymbolAtLocation(at);
+      if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+      if (symbol && !seen.has(symbol) && !exported.has(symbol) && symbol.flags & (ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Interface)) {
+        seen.add(symbol);
+        const own = symbol.declarations?.find((d) => (ts.isTypeAliasDeclaration(d) || ts.isInterfaceDeclaration(d)) && d.getSourceFile().fileName.startsWith(join(root, "src")));
+        // An interface extended by the declaration is already written out with it (hiddenBases).
+        const extended = ts.isExpressionWithTypeArguments(node) && ts.isInterfaceDeclaration(declaration);
+        if (own && !extended) found.push(own);
+      }
+    }
+    if (ts.isFunctionLike(node) && "body" in node && node.body) {
+      // A function's signature only, not its body.
+      for (const part of [...(node.typeParameters ?? []), ...node.parameters, ...(node.type ? [node.type] : [])]) visit(part);
+      return;
+    }
+    if (ts.isClassElement(node) && !isPublicMember(node)) return;
+    if (ts.isVariableDeclaration(node)) {
+      if (node.type) visit(node.type);
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(declaration);
+  if (ts.isInterfaceDeclaration(declaration)) for (const base of hiddenBases(checker, declaration, exported)) ts.forEachChild(base, visit);
+  if (found.length === 0) return "";
+  const texts = found.map((hidden) => (ts.isTypeAliasDeclaration(hidden) ? aliasText(checker, hidden) : interfaceText(checker, hidden as ts.InterfaceDeclaration, exported)));
+  return `\n\n// Not exported, named above:\n${texts.join("\n")}`;
+}
+
 /** The declaration text of an export, as it is shown in its code block. */
-function declarationText(checker: ts.TypeChecker, symbol: ts.Symbol, name: string, exported: ReadonlySet<ts.Symbol>): string {
+function declarationText(checker: ts.TypeChecker, root: string, symbol: ts.Symbol, name: string, exported: ReadonlySet<ts.Symbol>): string {
   const declarations = symbol.declarations ?? [];
   const blocks: string[] = [];
   for (const declaration of declarations) {
@@ -206,18 +297,18 @@ function declarationText(checker: ts.TypeChecker, symbol: ts.Symbol, name: strin
     } else if (ts.isInterfaceDeclaration(declaration)) {
       blocks.push(interfaceText(checker, declaration, exported));
     } else if (ts.isTypeAliasDeclaration(declaration)) {
-      blocks.push(aliasText(declaration));
+      blocks.push(aliasText(checker, declaration));
     } else if (ts.isClassDeclaration(declaration)) {
       blocks.push(classText(checker, declaration));
     } else if (ts.isVariableDeclaration(declaration)) {
       const source = declaration.getSourceFile();
       const type = declaration.type ? print(declaration.type, source) : typeText(checker, checker.getTypeAtLocation(declaration), declaration);
-      blocks.push(`const ${name}: ${type}`);
+      blocks.push(`const ${name}: ${type}${valueText(declaration)}`);
     } else if (ts.isEnumDeclaration(declaration)) {
       blocks.push(print(declaration, declaration.getSourceFile()).replace(/^export (declare )?/, ""));
     }
   }
-  return blocks.join("\n\n");
+  return blocks.join("\n\n") + declarations.map((declaration) => hiddenTypesText(checker, root, declaration, exported)).join("");
 }
 
 interface MemberDoc {
@@ -233,7 +324,6 @@ interface MemberDoc {
 function memberDocs(checker: ts.TypeChecker, declaration: ts.Declaration, exported: ReadonlySet<ts.Symbol>): MemberDoc[] {
   const out: MemberDoc[] = [];
   const seen = new Set<string>();
-  const source = declaration.getSourceFile();
   const visitType = (type: ts.TypeNode | undefined, prefix: string, depth: number) => {
     if (!type || depth > 3) return;
     if (ts.isTypeLiteralNode(type)) visitMembers(type.members, prefix, depth);
@@ -244,7 +334,7 @@ function memberDocs(checker: ts.TypeChecker, declaration: ts.Declaration, export
   const visitMembers = (members: ts.NodeArray<ts.TypeElement | ts.ClassElement>, prefix: string, depth: number) => {
     for (const member of members) {
       if (!member.name || (ts.isClassElement(member) && !isPublicMember(member))) continue;
-      const name = `${prefix}${member.name.getText(source)}`;
+      const name = `${prefix}${member.name.getText(member.getSourceFile())}`;
       const doc = docOf(member);
       if (doc && (doc.text || doc.deprecated !== null)) {
         const key = `${name}\u0000${doc.text}`;
@@ -397,7 +487,7 @@ export function renderEntryPage(surface: Surface, entry: EntryPoint, exported: R
       const declaration = symbol.declarations?.[0];
       const where = declaration ? relative(root, declaration.getSourceFile().fileName) : "";
       body.push(`*${kind}*${where ? `, defined in \`${where}\`` : ""}`, "");
-      body.push(FENCE, declarationText(checker, symbol, name, exported), "```", "");
+      body.push(FENCE, declarationText(checker, root, symbol, name, exported), "```", "");
       if (doc) body.push(...docMarkdown(doc));
       else body.push("*(no doc comment)*", "");
       const members = (symbol.declarations ?? []).flatMap((declaration) => memberDocs(checker, declaration, exported));

@@ -159,6 +159,11 @@ function classText(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): s
     const isStatic = ts.getCombinedModifierFlags(member as ts.Declaration) & ts.ModifierFlags.Static ? "static " : "";
     const isReadonly = ts.getCombinedModifierFlags(member as ts.Declaration) & ts.ModifierFlags.Readonly ? "readonly " : "";
     if (ts.isConstructorDeclaration(member)) {
+      for (const parameter of parameterProperties(member)) {
+        const readonly = ts.getCombinedModifierFlags(parameter) & ts.ModifierFlags.Readonly ? "readonly " : "";
+        const type = parameter.type ? print(parameter.type, source) : typeText(checker, checker.getTypeAtLocation(parameter), parameter);
+        lines.push(`${readonly}${parameter.name.getText()}: ${type};`);
+      }
       const signature = checker.getSignatureFromDeclaration(member);
       if (signature) lines.push(`${signatureText(checker, signature, "constructor", member)};`);
     } else if (ts.isMethodDeclaration(member) && member.body) {
@@ -213,11 +218,19 @@ function docOf(node: ts.Node): Doc | null {
   return result;
 }
 
-/** A symbol's doc comment: the first of its declarations that has one. */
+/** A symbol's doc comment: the first of its declarations that has one, with a function's parameters' own comments as `@param`s. */
 function symbolDoc(symbol: ts.Symbol): Doc | null {
   for (const declaration of symbol.declarations ?? []) {
     const doc = docOf(documentedNode(declaration));
-    if (doc) return doc;
+    if (!doc) continue;
+    if (ts.isFunctionDeclaration(declaration)) {
+      for (const parameter of declaration.parameters) {
+        const name = parameter.name.getText();
+        const own = docOf(parameter);
+        if (own?.text && !doc.params.some((param) => param.name === name)) doc.params.push({ name, text: own.text });
+      }
+    }
+    return doc;
   }
   return null;
 }
@@ -248,9 +261,9 @@ function valueText(declaration: ts.VariableDeclaration): string {
   return plainData && text.split("\n").length <= 16 && text.length <= 600 ? ` = ${text}` : "";
 }
 
-/** The types a declaration's signature names (one level) that no entry point exports, written out under it. */
-function hiddenTypesText(checker: ts.TypeChecker, root: string, declaration: ts.Declaration, exported: ReadonlySet<ts.Symbol>): string {
-  const found: ts.Declaration[] = [];
+/** The types a declaration's signature names (one level) that no entry point exports: they are written out under it. */
+function hiddenTypes(checker: ts.TypeChecker, root: string, declaration: ts.Declaration, exported: ReadonlySet<ts.Symbol>): Array<ts.TypeAliasDeclaration | ts.InterfaceDeclaration> {
+  const found: Array<ts.TypeAliasDeclaration | ts.InterfaceDeclaration> = [];
   const seen = new Set<ts.Symbol>();
   const visit = (node: ts.Node): void => {
     if (ts.isTypeReferenceNode(node) || ts.isExpressionWithTypeArguments(node)) {
@@ -259,7 +272,7 @@ function hiddenTypesText(checker: ts.TypeChecker, root: string, declaration: ts.
       if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
       if (symbol && !seen.has(symbol) && !exported.has(symbol) && symbol.flags & (ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Interface)) {
         seen.add(symbol);
-        const own = symbol.declarations?.find((d) => (ts.isTypeAliasDeclaration(d) || ts.isInterfaceDeclaration(d)) && d.getSourceFile().fileName.startsWith(join(root, "src")));
+        const own = symbol.declarations?.find((d): d is ts.TypeAliasDeclaration | ts.InterfaceDeclaration => (ts.isTypeAliasDeclaration(d) || ts.isInterfaceDeclaration(d)) && d.getSourceFile().fileName.startsWith(join(root, "src")));
         // An interface extended by the declaration is already written out with it (hiddenBases).
         const extended = ts.isExpressionWithTypeArguments(node) && ts.isInterfaceDeclaration(declaration);
         if (own && !extended) found.push(own);
@@ -279,9 +292,18 @@ function hiddenTypesText(checker: ts.TypeChecker, root: string, declaration: ts.
   };
   visit(declaration);
   if (ts.isInterfaceDeclaration(declaration)) for (const base of hiddenBases(checker, declaration, exported)) ts.forEachChild(base, visit);
-  if (found.length === 0) return "";
-  const texts = found.map((hidden) => (ts.isTypeAliasDeclaration(hidden) ? aliasText(checker, hidden) : interfaceText(checker, hidden as ts.InterfaceDeclaration, exported)));
+  return found;
+}
+
+function hiddenTypesText(checker: ts.TypeChecker, hidden: ReadonlyArray<ts.TypeAliasDeclaration | ts.InterfaceDeclaration>, exported: ReadonlySet<ts.Symbol>): string {
+  if (hidden.length === 0) return "";
+  const texts = hidden.map((declaration) => (ts.isTypeAliasDeclaration(declaration) ? aliasText(checker, declaration) : interfaceText(checker, declaration, exported)));
   return `\n\n// Not exported, named above:\n${texts.join("\n")}`;
+}
+
+/** The hidden types of every declaration of a symbol, each once. */
+function hiddenTypesOf(checker: ts.TypeChecker, root: string, symbol: ts.Symbol, exported: ReadonlySet<ts.Symbol>): Array<ts.TypeAliasDeclaration | ts.InterfaceDeclaration> {
+  return [...new Set((symbol.declarations ?? []).flatMap((declaration) => hiddenTypes(checker, root, declaration, exported)))];
 }
 
 /** The declaration text of an export, as it is shown in its code block. */
@@ -303,12 +325,17 @@ function declarationText(checker: ts.TypeChecker, root: string, symbol: ts.Symbo
     } else if (ts.isVariableDeclaration(declaration)) {
       const source = declaration.getSourceFile();
       const type = declaration.type ? print(declaration.type, source) : typeText(checker, checker.getTypeAtLocation(declaration), declaration);
-      blocks.push(`const ${name}: ${type}${valueText(declaration)}`);
+      // An `as const` value is its type: writing it twice tells nothing.
+      const asConst = !declaration.type && declaration.initializer && ts.isAsExpression(declaration.initializer) && declaration.initializer.type.getText() === "const";
+      const value = asConst ? "" : valueText(declaration);
+      const tuple = /^readonly \[(.*)\]$/.exec(type);
+      const shownType = tuple && `const ${name}: ${type}`.length > WIDTH ? `readonly [\n${(tuple[1] as string).split(", ").map((element) => `  ${element},`).join("\n")}\n]` : type;
+      blocks.push(`const ${name}: ${shownType}${value === ` = ${type}` ? "" : value}`);
     } else if (ts.isEnumDeclaration(declaration)) {
       blocks.push(print(declaration, declaration.getSourceFile()).replace(/^export (declare )?/, ""));
     }
   }
-  return blocks.join("\n\n") + declarations.map((declaration) => hiddenTypesText(checker, root, declaration, exported)).join("");
+  return blocks.join("\n\n") + hiddenTypesText(checker, hiddenTypesOf(checker, root, symbol, exported), exported);
 }
 
 interface MemberDoc {
@@ -321,38 +348,75 @@ interface MemberDoc {
  * The documented members of an interface, class or object type: their own doc comments, nested
  * object types' members as `outer.inner`, and the members of each object in a union.
  */
-function memberDocs(checker: ts.TypeChecker, declaration: ts.Declaration, exported: ReadonlySet<ts.Symbol>): MemberDoc[] {
+function memberDocs(checker: ts.TypeChecker, declaration: ts.Declaration, exported: ReadonlySet<ts.Symbol>, owner = ""): MemberDoc[] {
   const out: MemberDoc[] = [];
   const seen = new Set<string>();
+  const add = (name: string, doc: Doc | null) => {
+    if (!doc || (!doc.text && doc.deprecated === null)) return;
+    const key = `${name}\u0000${doc.text}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ name, text: doc.text, deprecated: doc.deprecated });
+  };
   const visitType = (type: ts.TypeNode | undefined, prefix: string, depth: number) => {
     if (!type || depth > 3) return;
-    if (ts.isTypeLiteralNode(type)) visitMembers(type.members, prefix, depth);
+    if (ts.isLiteralTypeNode(type)) add(`${owner ? `${owner} ` : ""}${print(type, type.getSourceFile())}`, leadingDoc(type, type.parent));
+    else if (ts.isTypeLiteralNode(type)) visitMembers(type.members, prefix, depth);
     else if (ts.isUnionTypeNode(type) || ts.isIntersectionTypeNode(type)) for (const member of type.types) visitType(member, prefix, depth);
     else if (ts.isParenthesizedTypeNode(type)) visitType(type.type, prefix, depth);
     else if (ts.isArrayTypeNode(type)) visitType(type.elementType, prefix ? `${prefix.slice(0, -1)}[].` : prefix, depth);
   };
   const visitMembers = (members: ts.NodeArray<ts.TypeElement | ts.ClassElement>, prefix: string, depth: number) => {
     for (const member of members) {
-      if (!member.name || (ts.isClassElement(member) && !isPublicMember(member))) continue;
-      const name = `${prefix}${member.name.getText(member.getSourceFile())}`;
-      const doc = docOf(member);
-      if (doc && (doc.text || doc.deprecated !== null)) {
-        const key = `${name}\u0000${doc.text}`;
-        if (!seen.has(key)) {
-          seen.add(key);
-          out.push({ name: ts.isMethodSignature(member) || ts.isMethodDeclaration(member) ? `${name}()` : name, text: doc.text, deprecated: doc.deprecated });
-        }
+      if (ts.isClassElement(member) && !isPublicMember(member)) continue;
+      if (!member.name && !ts.isConstructorDeclaration(member)) continue;
+      if (ts.isConstructorDeclaration(member)) {
+        for (const parameter of parameterProperties(member)) add(`${prefix}${parameter.name.getText()}`, docOf(parameter));
+        continue;
       }
+      if (!member.name) continue;
+      const name = `${prefix}${member.name.getText(member.getSourceFile())}`;
+      add(ts.isMethodSignature(member) || ts.isMethodDeclaration(member) ? `${name}()` : name, docOf(member));
       if ((ts.isPropertySignature(member) || ts.isPropertyDeclaration(member)) && member.type) visitType(member.type, `${name}.`, depth + 1);
     }
   };
+  const start = owner ? `${owner}.` : "";
   if (ts.isInterfaceDeclaration(declaration)) {
-    visitMembers(declaration.members, "", 0);
-    for (const base of hiddenBases(checker, declaration, exported)) visitMembers(base.members, "", 0);
-  } else if (ts.isClassDeclaration(declaration)) visitMembers(declaration.members, "", 0);
-  else if (ts.isTypeAliasDeclaration(declaration)) visitType(declaration.type, "", 0);
-  else if (ts.isVariableDeclaration(declaration) && declaration.type) visitType(declaration.type, "", 0);
+    visitMembers(declaration.members, start, 0);
+    for (const base of hiddenBases(checker, declaration, exported)) visitMembers(base.members, start, 0);
+  } else if (ts.isClassDeclaration(declaration)) visitMembers(declaration.members, start, 0);
+  else if (ts.isTypeAliasDeclaration(declaration)) visitType(declaration.type, start, 0);
+  else if (ts.isVariableDeclaration(declaration) && declaration.type) visitType(declaration.type, start, 0);
   return out;
+}
+
+/**
+ * The `/** … *\/` right before a member of a union of literals, which TypeScript does not attach
+ * to it: the last doc comment between the previous member (or the union's start) and this one.
+ */
+function leadingDoc(node: ts.Node, union: ts.Node): Doc | null {
+  const text = node.getSourceFile().text;
+  const siblings = ts.isUnionTypeNode(union) ? union.types : null;
+  const index = siblings ? siblings.indexOf(node as ts.TypeNode) : -1;
+  const from = index > 0 && siblings ? (siblings[index - 1] as ts.Node).end : union.pos;
+  const between = text.slice(from, node.getStart());
+  const docs = [...between.matchAll(/\/\*\*([\s\S]*?)\*\//g)];
+  const last = docs[docs.length - 1];
+  if (!last) return null;
+  const body = (last[1] as string)
+    .split("\n")
+    .map((line) => line.replace(/^\s*\* ?/, ""))
+    .join("\n")
+    .trim();
+  return body ? { text: body, params: [], returns: null, throws: [], examples: [], deprecated: null, see: [] } : null;
+}
+
+/** A constructor's public parameter properties (`constructor(readonly line: number)`). */
+function parameterProperties(constructor: ts.ConstructorDeclaration): ts.ParameterDeclaration[] {
+  return constructor.parameters.filter((parameter) => {
+    const flags = ts.getCombinedModifierFlags(parameter);
+    return ts.isIdentifier(parameter.name) && flags & (ts.ModifierFlags.Readonly | ts.ModifierFlags.Public) && !(flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
+  });
 }
 
 /** GitHub's anchor of a heading, numbered like GitHub's when it repeats on the page. */
@@ -451,7 +515,7 @@ function docMarkdown(doc: Doc): string[] {
   const lines: string[] = [];
   if (doc.deprecated !== null) lines.push(`> **Deprecated.** ${doc.deprecated}`.trimEnd(), "");
   if (doc.text) lines.push(doc.text, "");
-  if (doc.params.length > 0) lines.push("Parameters:", "", ...doc.params.map((param) => `- \`${param.name}\`${param.text ? `: ${param.text}` : ""}`), "");
+  if (doc.params.length > 0) lines.push("Parameters:", "", ...doc.params.map((param) => `- \`${param.name}\`${param.text ? `: ${param.text.replace(/\n\s*/g, "\n  ")}` : ""}`), "");
   if (doc.returns) lines.push(`Returns: ${doc.returns}`, "");
   for (const text of doc.throws) lines.push(`Throws: ${text}`, "");
   for (const example of doc.examples) lines.push("Example:", "", example, "");
@@ -490,7 +554,10 @@ export function renderEntryPage(surface: Surface, entry: EntryPoint, exported: R
       body.push(FENCE, declarationText(checker, root, symbol, name, exported), "```", "");
       if (doc) body.push(...docMarkdown(doc));
       else body.push("*(no doc comment)*", "");
-      const members = (symbol.declarations ?? []).flatMap((declaration) => memberDocs(checker, declaration, exported));
+      const members = [
+        ...(symbol.declarations ?? []).flatMap((declaration) => memberDocs(checker, declaration, exported)),
+        ...hiddenTypesOf(checker, root, symbol, exported).flatMap((hidden) => memberDocs(checker, hidden, exported, hidden.name.text)),
+      ];
       if (members.length > 0) {
         body.push("Members:", "");
         for (const member of members) {

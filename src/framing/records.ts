@@ -51,7 +51,7 @@ function describe(value: unknown): string {
 }
 
 /**
- * Parses a recorded stream file (NDJSON records, see the README) into streams grouped by
+ * Parses a recorded stream file (NDJSON records, see docs/design.md) into streams grouped by
  * `sequence`, in file order. Blank and `#` lines are skipped; a line that is not a record throws
  * RecordFormatError with its line number.
  */

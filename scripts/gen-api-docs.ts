@@ -295,9 +295,14 @@ function hiddenTypes(checker: ts.TypeChecker, root: string, declaration: ts.Decl
   return found;
 }
 
-function hiddenTypesText(checker: ts.TypeChecker, hidden: ReadonlyArray<ts.TypeAliasDeclaration | ts.InterfaceDeclaration>, exported: ReadonlySet<ts.Symbol>): string {
+/** The hidden types under a declaration: written out, or, when an earlier export of the page did, pointed at. */
+function hiddenTypesText(checker: ts.TypeChecker, hidden: ReadonlyArray<ts.TypeAliasDeclaration | ts.InterfaceDeclaration>, exported: ReadonlySet<ts.Symbol>, writtenUnder: ReadonlyMap<ts.Declaration, string>): string {
   if (hidden.length === 0) return "";
-  const texts = hidden.map((declaration) => (ts.isTypeAliasDeclaration(declaration) ? aliasText(checker, declaration) : interfaceText(checker, declaration, exported)));
+  const texts = hidden.map((declaration) => {
+    const under = writtenUnder.get(declaration);
+    if (under !== undefined) return `// ${declaration.name.text}: written out under ${under}, above`;
+    return ts.isTypeAliasDeclaration(declaration) ? aliasText(checker, declaration) : interfaceText(checker, declaration, exported);
+  });
   return `\n\n// Not exported, named above:\n${texts.join("\n")}`;
 }
 
@@ -307,7 +312,7 @@ function hiddenTypesOf(checker: ts.TypeChecker, root: string, symbol: ts.Symbol,
 }
 
 /** The declaration text of an export, as it is shown in its code block. */
-function declarationText(checker: ts.TypeChecker, root: string, symbol: ts.Symbol, name: string, exported: ReadonlySet<ts.Symbol>): string {
+function declarationText(checker: ts.TypeChecker, symbol: ts.Symbol, name: string, exported: ReadonlySet<ts.Symbol>): string {
   const declarations = symbol.declarations ?? [];
   const blocks: string[] = [];
   for (const declaration of declarations) {
@@ -335,7 +340,7 @@ function declarationText(checker: ts.TypeChecker, root: string, symbol: ts.Symbo
       blocks.push(print(declaration, declaration.getSourceFile()).replace(/^export (declare )?/, ""));
     }
   }
-  return blocks.join("\n\n") + hiddenTypesText(checker, hiddenTypesOf(checker, root, symbol, exported), exported);
+  return blocks.join("\n\n");
 }
 
 interface MemberDoc {
@@ -532,6 +537,8 @@ export function renderEntryPage(surface: Surface, entry: EntryPoint, exported: R
   if (about) lines.push(about, "");
   lines.push(`Source: \`${relative(root, entry.file)}\`. ${entry.exports.length} exports, in the order the entry point exports them. [All entry points](README.md).`, "");
   const sections = groups(entry, about);
+  /** Each type no entry point exports is written out once a page, under the first export that names it. */
+  const writtenUnder = new Map<ts.Declaration, string>();
   const body: string[] = [];
   const contents: string[] = ["| export | kind | summary |", "|---|---|---|"];
   for (const section of sections) {
@@ -551,13 +558,15 @@ export function renderEntryPage(surface: Surface, entry: EntryPoint, exported: R
       const declaration = symbol.declarations?.[0];
       const where = declaration ? relative(root, declaration.getSourceFile().fileName) : "";
       body.push(`*${kind}*${where ? `, defined in \`${where}\`` : ""}`, "");
-      body.push(FENCE, declarationText(checker, root, symbol, name, exported), "```", "");
+      const hidden = hiddenTypesOf(checker, root, symbol, exported);
+      body.push(FENCE, declarationText(checker, symbol, name, exported) + hiddenTypesText(checker, hidden, exported, writtenUnder), "```", "");
       if (doc) body.push(...docMarkdown(doc));
       else body.push("*(no doc comment)*", "");
       const members = [
         ...(symbol.declarations ?? []).flatMap((declaration) => memberDocs(checker, declaration, exported)),
-        ...hiddenTypesOf(checker, root, symbol, exported).flatMap((hidden) => memberDocs(checker, hidden, exported, hidden.name.text)),
+        ...hidden.filter((type) => !writtenUnder.has(type)).flatMap((type) => memberDocs(checker, type, exported, type.name.text)),
       ];
+      for (const type of hidden) if (!writtenUnder.has(type)) writtenUnder.set(type, name);
       if (members.length > 0) {
         body.push("Members:", "");
         for (const member of members) {

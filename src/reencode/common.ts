@@ -20,6 +20,8 @@ export class DecoderTap {
    * does not forward what toolwire could not check.
    */
   refused = false;
+  /** Sees every event the decoder writes, pushed or at the end (the text-call hook: text-calls.ts). */
+  observer: ((event: CodecEvent) => void) | null = null;
   /**
    * What the decoder wrote for recent events: appended to, and replaced only once it is long.
    * Emptying it for every event (setting its length, a runtime call) took 1.4% of a re-encode.
@@ -40,8 +42,10 @@ export class DecoderTap {
     this.decoder.pushInto(event, sink);
     this.refused = false;
     let calls: ToolCall[] | null = null;
+    const observer = this.observer;
     for (let i = from; i < sink.length; i++) {
       const codecEvent = sink[i] as CodecEvent;
+      if (observer !== null) observer(codecEvent);
       if (codecEvent.type === "diagnostic") {
         if (codecEvent.diagnostic.code === "event_too_deep") this.refused = true;
       } else if (codecEvent.type === "tool_call_start" || codecEvent.type === "tool_call_end") {
@@ -53,6 +57,7 @@ export class DecoderTap {
 
   end(): ToolCall[] {
     const events = this.decoder.end();
+    if (this.observer !== null) for (const event of events) this.observer(event);
     const calls = this.collect(events);
     for (const event of events) if (event.type === "finish") this.turn = event.turn;
     return calls;

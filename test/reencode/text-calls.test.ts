@@ -1,0 +1,141 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createReencoder } from "../../src/reencode/index.js";
+import type { TextCallSetting } from "../../src/text-calls/options.js";
+import { decodeBytes, reencodeWith } from "./support.js";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const ENVELOPE = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "qwen" };
+
+/** A Chat stream as a server without a tool parser sends it: the model's text in content deltas. */
+export function chatTextBody(pieces: readonly string[], finish = "stop", reasoning: readonly string[] = []): string {
+  const chunks: unknown[] = [{ ...ENVELOPE, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }];
+  for (const text of reasoning) chunks.push({ ...ENVELOPE, choices: [{ index: 0, delta: { reasoning_content: text }, finish_reason: null }] });
+  for (const text of pieces) chunks.push({ ...ENVELOPE, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+  chunks.push({ ...ENVELOPE, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+  chunks.push({ ...ENVELOPE, choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } });
+  return `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`;
+}
+
+const TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" }, metric: { type: "boolean" } } },
+    },
+  },
+];
+
+function run(body: string, textCalls: TextCallSetting, sizes?: readonly number[]) {
+  const { output, reencoder } = reencodeWith(createReencoder("openai-chat", { textCalls }), encoder.encode(body), sizes);
+  return { text: decoder.decode(output), turn: decodeBytes("openai-chat", output), reencoder };
+}
+
+describe("Chat re-encoding with textCalls", () => {
+  it("sends a Hermes call split across its marker as one tool_calls entry, finish tool_calls", () => {
+    const body = chatTextBody(["Let me check. <to", "ol_call>\n{\"name\": \"get_weather\", ", "\"arguments\": {\"city\": \"Paris\"}}\n</tool", "_call>"]);
+    const { text, turn, reencoder } = run(body, "auto");
+    expect(turn.text).toBe("Let me check. ");
+    expect(turn.toolCalls).toHaveLength(1);
+    expect(turn.toolCalls[0]).toMatchObject({ index: 0, name: "get_weather", arguments: { city: "Paris" }, source: "delta", complete: true, error: null });
+    expect(turn.finishReason).toBe("tool_calls");
+    expect(text).not.toContain("tool_call>");
+    expect(text).toContain('"finish_reason":"tool_calls"');
+    expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["rewritten:text_call_extracted", "normalized:finish_reason_text_calls"]);
+    // The usage chunk and [DONE] still come last, in order.
+    expect(text.indexOf('"usage"')).toBeGreaterThan(text.indexOf('"tool_calls"'));
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  it("types Qwen3-Coder XML parameters by the tools, strings without them", () => {
+    const xml = ["<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</para", "meter>\n<parameter=metric>\ntrue\n</parameter>\n</function>\n</tool_call>"];
+    const typed = run(chatTextBody(xml), { syntaxes: "auto", tools: TOOLS });
+    expect(typed.turn.toolCalls[0]?.arguments).toEqual({ city: "Paris", days: 3, metric: true });
+    const untyped = run(chatTextBody(xml), "auto");
+    expect(untyped.turn.toolCalls[0]?.arguments).toEqual({ city: "Paris", days: "3", metric: "true" });
+  });
+
+  it("releases markup that never forms a call as text, byte for byte, with no call and the finish unchanged", () => {
+    const pieces = ["Here: <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": ", "\"Paris\"}\n", "and that is all."];
+    const { text, turn, reencoder } = run(chatTextBody(pieces), "auto");
+    expect(turn.text).toBe(pieces.join(""));
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.finishReason).toBe("stop");
+    expect(text).toContain('"finish_reason":"stop"');
+    expect(reencoder.repairs).toEqual([]);
+  });
+
+  it("withholds a closed call with bad arguments (invalid_json), reported, finish unchanged", () => {
+    const { turn, reencoder } = run(chatTextBody(["<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\" \"a\" \"b\"}}\n</tool_call>"]), "auto");
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.finishReason).toBe("stop");
+    expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json"]);
+  });
+
+  it("withholds a call cut by the output limit (truncated), finish length", () => {
+    const { turn, reencoder } = run(chatTextBody(["<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa"], "length"), "auto");
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.finishReason).toBe("length");
+    expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:truncated"]);
+  });
+
+  it("passes plain text byte for byte", () => {
+    const body = chatTextBody(["Hello", ", a < b and [1] are ", "plain."]);
+    expect(run(body, "auto").text).toBe(body);
+  });
+
+  it("changes only how text is chunked when a possible marker start is held", () => {
+    const body = chatTextBody(["Hello <", "b>world</b>"]);
+    const { text, turn } = run(body, "auto");
+    expect(turn.text).toBe("Hello <b>world</b>");
+    expect(text).not.toBe(body);
+    expect(text).toContain('"content":"Hello "');
+    expect(text).toContain('"content":"<b>world</b>"');
+  });
+
+  it("sends <think> reasoning written into the text as reasoning_content", () => {
+    const { turn, reencoder } = run(chatTextBody(["<think>I should", " look it up</think>It is sunny."]), "auto");
+    expect(turn.reasoning).toBe("I should look it up");
+    expect(turn.text).toBe("It is sunny.");
+    expect(reencoder.repairs.map((r) => r.code)).toEqual(["text_reasoning_extracted"]);
+  });
+
+  it("numbers several text calls 0, 1, … and keeps each call's text", () => {
+    const call = (city: string) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`;
+    const { turn } = run(chatTextBody(["First ", call("Paris"), "\n", call("Rome")]), "auto");
+    expect(turn.toolCalls.map((c) => [c.index, c.arguments])).toEqual([
+      [0, { city: "Paris" }],
+      [1, { city: "Rome" }],
+    ]);
+  });
+
+  it("for any chunking of the body, the client decodes the same calls and text", () => {
+    const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    const texts = fc.constantFrom(
+      ["Checking. ", call],
+      ["<think>hm</think>", call, " done"],
+      ["a < b, [1] ", "<tool_call>{\"name\": \"x\", \"arguments\": {\"a\": 1}", " oops"],
+      ["<tool_call>\n<function=get_weather>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"],
+      ["plain text only"],
+    );
+    fc.assert(
+      fc.property(texts, fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 12 }), (pieces, sizes, split) => {
+        // The same model text, cut into content deltas at another place, and the body into other pieces.
+        const whole = pieces.join("");
+        const resplit: string[] = [];
+        for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
+        const setting: TextCallSetting = { syntaxes: "auto", tools: TOOLS.concat([{ type: "function", function: { name: "x", parameters: {} } }]) };
+        const expected = run(chatTextBody(pieces), setting).turn;
+        const actual = run(chatTextBody(resplit), setting, sizes).turn;
+        expect(actual.text).toBe(expected.text);
+        expect(actual.reasoning).toBe(expected.reasoning);
+        expect(actual.finishReason).toBe(expected.finishReason);
+        expect(actual.toolCalls.map((c) => [c.name, c.arguments])).toEqual(expected.toolCalls.map((c) => [c.name, c.arguments]));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

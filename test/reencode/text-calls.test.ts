@@ -127,7 +127,7 @@ describe("Chat re-encoding with textCalls", () => {
         const whole = pieces.join("");
         const resplit: string[] = [];
         for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
-        const setting: TextCallSetting = { syntaxes: "auto", tools: TOOLS.concat([{ type: "function", function: { name: "x", parameters: {} } }]) };
+        const setting: TextCallSetting = { syntaxes: "auto", tools: [...TOOLS, { type: "function", function: { name: "x", parameters: {} } }] };
         const expected = run(chatTextBody(pieces), setting).turn;
         const actual = run(chatTextBody(resplit), setting, sizes).turn;
         expect(actual.text).toBe(expected.text);

@@ -2,32 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createReencoder } from "../../src/reencode/index.js";
 import type { TextCallSetting } from "../../src/text-calls/options.js";
-import { decodeBytes, reencodeWith } from "./support.js";
+import { chatTextBody, decodeBytes, reencodeWith, TEXT_CALL_TOOLS as TOOLS } from "./support.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-const ENVELOPE = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "qwen" };
-
-/** A Chat stream as a server without a tool parser sends it: the model's text in content deltas. */
-export function chatTextBody(pieces: readonly string[], finish = "stop", reasoning: readonly string[] = []): string {
-  const chunks: unknown[] = [{ ...ENVELOPE, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }];
-  for (const text of reasoning) chunks.push({ ...ENVELOPE, choices: [{ index: 0, delta: { reasoning_content: text }, finish_reason: null }] });
-  for (const text of pieces) chunks.push({ ...ENVELOPE, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
-  chunks.push({ ...ENVELOPE, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
-  chunks.push({ ...ENVELOPE, choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } });
-  return `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`;
-}
-
-const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" }, metric: { type: "boolean" } } },
-    },
-  },
-];
 
 function run(body: string, textCalls: TextCallSetting, sizes?: readonly number[]) {
   const { output, reencoder } = reencodeWith(createReencoder("openai-chat", { textCalls }), encoder.encode(body), sizes);
@@ -110,6 +89,27 @@ describe("Chat re-encoding with textCalls", () => {
       [0, { city: "Paris" }],
       [1, { city: "Rome" }],
     ]);
+  });
+
+  it("numbers wire calls after the text calls sent before them, and re-sends them whole", () => {
+    const wire = (entry: Record<string, unknown>) => `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { tool_calls: [entry] }, finish_reason: null }] })}\n\n`;
+    const text = chatTextBody(['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>']);
+    const [head, tail] = [text.slice(0, text.indexOf('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"qwen","choices":[{"index":0,"delta":{},"finish_reason":"stop"}')), text.slice(text.indexOf('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"qwen","choices":[{"index":0,"delta":{},"finish_reason":"stop"}'))];
+    const body = head + wire({ index: 0, id: "call_w", type: "function", function: { name: "search", arguments: '{"q":' } }) + wire({ index: 0, function: { arguments: '"x"}' } }) + tail;
+    const { text: out, turn } = run(body, "auto");
+    expect(turn.toolCalls.map((call) => [call.index, call.id, call.name, call.arguments])).toEqual([
+      [0, "tw_text_0", "get_weather", { city: "Paris" }],
+      [1, "call_w", "search", { q: "x" }],
+    ]);
+    expect(turn.finishReason).toBe("tool_calls");
+    expect(out).toContain('"finish_reason":"tool_calls"');
+  });
+
+  it("an error event after a text call: the call sent stays sent, nothing is reported withheld twice", () => {
+    const body = chatTextBody(['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>']).split("data: [DONE]")[0] as string;
+    const cut = body.slice(0, body.indexOf('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"qwen","choices":[{"index":0,"delta":{},"finish_reason"'));
+    const { reencoder } = run(`${cut}data: {"error":{"message":"overloaded"}}\n\n`, "auto");
+    expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["rewritten:text_call_extracted"]);
   });
 
   it("for any chunking of the body, the client decodes the same calls and text", () => {

@@ -30,7 +30,7 @@ import { ReleasedText, TEXT_CALL_REPORT } from "./text-calls.js";
  *   finish_reasons (a proxy that sends one on every chunk) are dropped from held chunks; a
  *   non-JSON data line (a keep-alive) becomes an SSE comment.
  * - With `textCalls` (a server without a tool parser): each chunk carries the text and reasoning
- *   the decoder released for it (text.calls.ts), each call read from the text goes out as one
+ *   the decoder released for it (text-calls.ts), each call read from the text goes out as one
  *   whole `tool_calls` entry once its markup closes (numbered after the calls sent before it), and
  *   the finish_reason chunk and `[DONE]` wait for the end of the body, when the text still held
  *   is released and the calls still open are decided.

@@ -66,7 +66,8 @@ answers Prometheus text (see docs/proxy.md).
   --text-calls X  for an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp,
                   Ollama): read the calls the model writes into its text and send them to the
                   client as real tool_calls (streamed Chat Completions): auto, or syntax names
-                  separated by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
+                  separated by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")}); with --config, the
+                  --upstream route's only (routes set their own textCalls)
   --tools FILE    with --text-calls: the tools the model is offered (a JSON list of tool
                   definitions, or a request body with "tools"): only their names become calls,
                   and their schemas type XML and pythonic values; a request's own "tools" take

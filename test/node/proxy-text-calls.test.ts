@@ -39,7 +39,19 @@ const reports: RepairReport[] = [];
 beforeAll(async () => {
   upstream = createServer((req, res) => {
     void (async () => {
-      seenBodies.push(await readBody(req));
+      const sent = await readBody(req);
+      seenBodies.push(sent);
+      if ((JSON.parse(sent) as { stream?: boolean }).stream !== true) {
+        // Not streamed: the whole chat.completion a parser-less server answers, the model's text as its content.
+        const content = script.body
+          .split("\n\n")
+          .filter((block) => block.startsWith("data: {"))
+          .map((block) => (JSON.parse(block.slice(6)) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content ?? "")
+          .join("");
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", created: 1, model: "qwen", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }));
+        return;
+      }
       res.writeHead(200, { "content-type": "text/event-stream" });
       const bytes = Buffer.from(script.body, "utf8");
       let at = 0;
@@ -95,6 +107,16 @@ describe("toolwire proxy --text-calls (a server without a tool parser)", () => {
     expect(call?.type).toBe("function");
     expect(call?.type === "function" ? [call.id, call.function.name, JSON.parse(call.function.arguments)] : null).toEqual(["tw_text_0", "get_weather", { city: "Paris" }]);
     expect(reports.map((report) => `${report.action}:${report.code}`)).toEqual(["rewritten:text_call_extracted", "normalized:finish_reason_text_calls"]);
+  });
+
+  it("a non-streamed request gets the call in message.tool_calls (the openai SDK's create)", async () => {
+    script = { body: chatTextBody(HERMES), sizes: [1] };
+    const completion = await client(proxy.url).chat.completions.create({ model: "qwen", messages: [{ role: "user", content: "weather in Paris?" }] });
+    const choice = completion.choices[0];
+    expect(choice?.message.content).toBe("Let me check. ");
+    const call = choice?.message.tool_calls?.[0];
+    expect(call?.type === "function" ? [call.id, call.function.name, JSON.parse(call.function.arguments)] : null).toEqual(["tw_text_0", "get_weather", { city: "Paris" }]);
+    expect(choice?.finish_reason).toBe("tool_calls");
   });
 
   it("types Qwen3-Coder XML parameters by the proxy's tools, and by the request's own tools first", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createReencoder } from "../../src/reencode/index.js";
+import { createReencoder, repairWholeResponse } from "../../src/reencode/index.js";
 import type { TextCallSetting } from "../../src/text-calls/options.js";
 import { chatTextBody, decodeBytes, reencodeWith, TEXT_CALL_TOOLS as TOOLS } from "./support.js";
 
@@ -137,5 +137,45 @@ describe("Chat re-encoding with textCalls", () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  describe("non-streamed bodies", () => {
+    const whole = (content: string, finish = "stop", extra: Record<string, unknown> = {}) => ({
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 1,
+      model: "qwen",
+      choices: [{ index: 0, message: { role: "assistant", content, ...extra }, finish_reason: finish }],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+    });
+    const choiceOf = (body: unknown) => (body as { choices: Array<{ message: Record<string, unknown>; finish_reason: string }> }).choices[0];
+
+    it("reads a call out of the message text, typed by the tools, finish tool_calls", () => {
+      const repaired = repairWholeResponse("openai-chat", whole("Sure.<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"), { textCalls: { syntaxes: "auto", tools: TOOLS } });
+      expect(repaired.changed).toBe(true);
+      const choice = choiceOf(repaired.body);
+      expect(choice?.message.content).toBe("Sure.");
+      expect(choice?.message.tool_calls).toEqual([{ id: "tw_text_0", type: "function", function: { name: "get_weather", arguments: '{"days":3}' } }]);
+      expect(choice?.finish_reason).toBe("tool_calls");
+      expect(repaired.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["rewritten:text_call_extracted", "normalized:finish_reason_text_calls"]);
+      expect(repaired.turn?.toolCalls.map((call) => call.arguments)).toEqual([{ days: 3 }]);
+    });
+
+    it("leaves a body without markup as the same object, and malformed markup as text", () => {
+      const plain = whole("Hello, a < b.");
+      expect(repairWholeResponse("openai-chat", plain, { textCalls: "auto" }).body).toBe(plain);
+      const broken = whole('Here: <tool_call>{"name": "get_weather", "arguments": {');
+      const repaired = repairWholeResponse("openai-chat", broken, { textCalls: "auto" });
+      expect(repaired.body).toBe(broken);
+      expect(repaired.repairs).toEqual([]);
+    });
+
+    it("withholds an invalid call and moves <think> reasoning to reasoning_content", () => {
+      const repaired = repairWholeResponse("openai-chat", whole('<think>hm</think>ok<tool_call>{"name": "get_weather", "arguments": {"city" "a"}}</tool_call>'), { textCalls: "auto" });
+      const choice = choiceOf(repaired.body);
+      expect(choice?.message).toEqual({ role: "assistant", content: "ok", reasoning_content: "hm" });
+      expect(choice?.finish_reason).toBe("stop");
+      expect(repaired.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json", "normalized:text_reasoning_extracted"]);
+    });
   });
 });

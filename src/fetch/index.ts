@@ -51,8 +51,8 @@ export interface RepairingFetchOptions {
   onTurn?: (turn: DecodedTurn, info: { provider: ProviderName; repairs: readonly RepairReport[] }) => void;
   /**
    * Decoder options for the response side (limits). With `textCalls`, Chat Completions responses
-   * (streamed or not) get the calls the model wrote into its text as `tool_calls` (a server without a tool
-   * parser); the tools of each request that offers some take the place of `textCalls.tools`.
+   * (streamed or not) get the calls the model wrote into its text as `tool_calls` (a server
+   * without a tool parser); the tools of each request that offers some replace `textCalls.tools`.
    */
   decoder?: DecoderOptions;
 }

@@ -67,6 +67,28 @@ export class ReleasedText {
   }
 }
 
+/**
+ * An Ollama `/api/chat` line with `message.content` and `message.thinking` set to what was released
+ * for it: `same` when that is what it carried, `drop` when a line that carried only text is left
+ * with none, else the rewritten line.
+ */
+export function rewriteOllamaLine(data: Record<string, unknown>, released: { text: string; reasoning: string }): "same" | "drop" | Record<string, unknown> {
+  const message = isPlainObject(data.message) ? data.message : null;
+  if (message === null) return released.text === "" && released.reasoning === "" ? "same" : { ...data, message: ollamaText(released) };
+  const content = typeof message.content === "string" ? message.content : "";
+  const thinking = typeof message.thinking === "string" ? message.thinking : "";
+  if (content === released.text && thinking === released.reasoning) return "same";
+  const next: Record<string, unknown> = { ...message, content: released.text };
+  if (released.reasoning !== "" || "thinking" in message) next.thinking = released.reasoning;
+  if (released.text === "" && released.reasoning === "" && data.done !== true && !Array.isArray(message.tool_calls) && Object.keys(message).every((key) => key === "role" || key === "content" || key === "thinking")) return "drop";
+  return { ...data, message: next };
+}
+
+/** An Ollama message holding released text, reasoning and calls. */
+export function ollamaText(released: { text: string; reasoning: string }, toolCalls: readonly unknown[] = []): Record<string, unknown> {
+  return { role: "assistant", content: released.text, ...(released.reasoning !== "" ? { thinking: released.reasoning } : {}), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+}
+
 const CHUNK_KEYS = new Set(["id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage"]);
 const CHOICE_KEYS = new Set(["index", "delta", "finish_reason", "logprobs"]);
 const TEXT_KEYS = new Set(["content", "reasoning_content", "reasoning"]);

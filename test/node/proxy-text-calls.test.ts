@@ -169,6 +169,29 @@ describe("toolwire proxy --text-calls (a server without a tool parser)", () => {
     expect(await post(plainProxy.url)).toBe(chatTextBody(HERMES));
   });
 
+  it("Ollama /api/chat: the call goes out in message.tool_calls of an NDJSON line", async () => {
+    const line = (content: string, done = false) => `${JSON.stringify({ model: "qwen3", created_at: "2026-01-01T00:00:00Z", message: { role: "assistant", content }, done, ...(done ? { done_reason: "stop" } : {}) })}\n`;
+    const ollama = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/x-ndjson" });
+        res.end(HERMES.map((piece) => line(piece)).join("") + line("", true));
+      });
+    });
+    await new Promise<void>((resolve) => ollama.listen(0, "127.0.0.1", resolve));
+    const ollamaProxy = await startProxy({ upstream: `http://127.0.0.1:${(ollama.address() as AddressInfo).port}`, textCalls: "auto" });
+    try {
+      const response = await fetch(`${ollamaProxy.url}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "qwen3", messages: [{ role: "user", content: "weather?" }] }) });
+      const lines = (await response.text()).trim().split("\n").map((text) => JSON.parse(text) as { message: { content: string; tool_calls?: Array<{ function: { name: string; arguments: unknown } }> }; done: boolean });
+      expect(lines.map((entry) => entry.message.content).join("")).toBe("Let me check. ");
+      expect(lines.flatMap((entry) => entry.message.tool_calls ?? []).map((call) => [call.function.name, call.function.arguments])).toEqual([["get_weather", { city: "Paris" }]]);
+      expect(lines.at(-1)?.done).toBe(true);
+    } finally {
+      await ollamaProxy.close();
+      await new Promise<void>((resolve) => ollama.close(() => resolve()));
+    }
+  });
+
   it("for any chunking of the upstream body, the client decodes the same calls and text", async () => {
     const bodies = [chatTextBody(HERMES), chatTextBody(QWEN_XML), chatTextBody(MALFORMED), chatTextBody(["<think>hmm</think>", ...HERMES])];
     const expected: Array<ReturnType<typeof decoded>> = [];

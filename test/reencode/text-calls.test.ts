@@ -178,4 +178,51 @@ describe("Chat re-encoding with textCalls", () => {
       expect(repaired.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json", "normalized:text_reasoning_extracted"]);
     });
   });
+
+  describe("Ollama /api/chat", () => {
+    const line = (message: Record<string, unknown>, done = false, extra: Record<string, unknown> = {}) => `${JSON.stringify({ model: "qwen3", created_at: "2026-01-01T00:00:00Z", message: { role: "assistant", ...message }, done, ...extra })}\n`;
+    const ollamaBody = (pieces: readonly string[]) => pieces.map((content) => line({ content })).join("") + line({ content: "" }, true, { done_reason: "stop", eval_count: 9 });
+    const runOllama = (body: string, textCalls: TextCallSetting, sizes?: readonly number[]) => {
+      const { output, reencoder } = reencodeWith(createReencoder("ollama", { textCalls }), encoder.encode(body), sizes);
+      return { text: decoder.decode(output), turn: decodeBytes("ollama", output), reencoder };
+    };
+
+    it("sends a call split across its marker as message.tool_calls, the done line last", () => {
+      const { text, turn, reencoder } = runOllama(ollamaBody(["Checking. <tool", '_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>']), "auto", [5, 9]);
+      expect(turn.text).toBe("Checking. ");
+      expect(turn.toolCalls.map((call) => [call.id, call.name, call.arguments])).toEqual([["tw_text_0", "get_weather", { city: "Paris" }]]);
+      expect(turn.status).toBe("complete");
+      expect(text.trimEnd().split("\n").at(-1)).toContain('"done":true');
+      expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["rewritten:text_call_extracted"]);
+    });
+
+    it("types XML parameters by the tools; passes plain text byte for byte; releases malformed markup as text", () => {
+      const xml = ["<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</para", "meter>\n</function>\n</tool_call>"];
+      expect(runOllama(ollamaBody(xml), { syntaxes: "auto", tools: TOOLS }).turn.toolCalls[0]?.arguments).toEqual({ days: 3 });
+      const plain = ollamaBody(["Hello, a < b", " and [1]."]);
+      expect(runOllama(plain, "auto").text).toBe(plain);
+      const broken = ['See <tool_call>{"name": "get_weather", ', '"arguments": {"city": "Paris"}', " and more"];
+      const { turn, reencoder } = runOllama(ollamaBody(broken), "auto", [7]);
+      expect(turn.text).toBe(broken.join(""));
+      expect(turn.toolCalls).toEqual([]);
+      expect(reencoder.repairs).toEqual([]);
+    });
+
+    it("for any chunking of the body, the client decodes the same calls and text", () => {
+      const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+      fc.assert(
+        fc.property(fc.constantFrom(["Checking. ", call], ["<think>hm</think>", call], ["a < b ", "<tool_call>{ oops"]), fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 9 }), (pieces, sizes, split) => {
+          const whole = pieces.join("");
+          const resplit: string[] = [];
+          for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
+          const expected = runOllama(ollamaBody(pieces), "auto").turn;
+          const actual = runOllama(ollamaBody(resplit), "auto", sizes).turn;
+          expect(actual.text).toBe(expected.text);
+          expect(actual.reasoning).toBe(expected.reasoning);
+          expect(actual.toolCalls.map((c) => [c.name, c.arguments])).toEqual(expected.toolCalls.map((c) => [c.name, c.arguments]));
+        }),
+        { numRuns: 40 },
+      );
+    });
+  });
 });

@@ -65,7 +65,8 @@ answers Prometheus text (see docs/proxy.md).
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
   --text-calls X  for an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp,
                   Ollama): read the calls the model writes into its text and send them to the
-                  client as real tool_calls (Chat Completions, streamed or not): auto, or syntax names
+                  client as real tool_calls (Chat Completions, streamed or not; Ollama /api/chat
+                  streamed): auto, or syntax names
                   separated by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")}); with --config, the
                   --upstream route's only (routes set their own textCalls)
   --tools FILE    with --text-calls: the tools the model is offered (a JSON list of tool

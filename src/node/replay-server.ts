@@ -45,9 +45,10 @@ import { assembleWholeResponse } from "./whole-response.js";
  * `pace` option, the `x-toolwire-pace` header or the `pace` query parameter gives a factor
  * (1 = as recorded, 0.1 = ten times faster).
  *
- * With `textCalls`, Chat Completions recordings of a server without a tool parser are served as a
- * server with one would send them: streams through the Chat re-encoder (calls written into the
- * text become `tool_calls`), whole responses assembled from the turn decoded with `textCalls`.
+ * With `textCalls`, Chat Completions and Ollama recordings of a server without a tool parser are
+ * served as a server with one would send them: streams through the protocol's re-encoder (calls
+ * written into the text become `tool_calls`), whole Chat responses assembled from the turn decoded
+ * with `textCalls`.
  */
 
 export interface ReplayStream {
@@ -150,7 +151,7 @@ export interface ReplayHandlerOptions {
   onServe?: (info: { provider: ProviderName; key: string; path: string }) => void;
   /** Called once per request the handler answers, with its status: `toolwire serve` logs them. */
   onRequest?: (entry: ReplayRequestLog) => void;
-  /** Serve Chat Completions recordings with the calls written into their text as `tool_calls` (see above); off when absent. */
+  /** Serve Chat Completions and Ollama recordings with the calls written into their text as `tool_calls` (see above); off when absent. */
   textCalls?: TextCallSetting;
 }
 
@@ -436,7 +437,8 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       "x-toolwire-stream": encodeURIComponent(chosen.key),
     };
     if (!streaming) {
-      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider, ...textCallsFor(chosen.provider) }))) };
+      const textCalls = chosen.provider === "openai-chat" ? textCallsFor(chosen.provider) : {};
+      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider, ...textCalls }))) };
       res.writeHead(whole.status, { "content-type": whole.contentType, "content-length": Buffer.byteLength(whole.body), ...headers });
       res.end(whole.body);
       log(req, res, url.pathname, chosen);
@@ -445,12 +447,13 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     res.writeHead(200, { "content-type": CONTENT_TYPES[target.wire], "cache-control": "no-cache", ...headers });
     res.flushHeaders();
     log(req, res, url.pathname, chosen);
-    await writeEvents(res, target, chosen, pace, textCallsFor(chosen.provider).textCalls ? createReencoder("openai-chat", textCallsFor(chosen.provider)) : null);
+    const textCalls = textCallsFor(chosen.provider);
+    await writeEvents(res, target, chosen, pace, textCalls.textCalls && target.wire !== "json-array" ? createReencoder(chosen.provider, textCalls) : null);
   }
 
-  /** The decoder options that read text calls, for the one protocol they are served in. */
+  /** The decoder options that read text calls, for the protocols whose re-encoders write them (Chat streamed and whole, Ollama streamed). */
   function textCallsFor(provider: ProviderName): { textCalls?: TextCallSetting } {
-    return options.textCalls !== undefined && provider === "openai-chat" ? { textCalls: options.textCalls } : {};
+    return options.textCalls !== undefined && (provider === "openai-chat" || provider === "ollama") ? { textCalls: options.textCalls } : {};
   }
 }
 

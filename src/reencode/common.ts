@@ -42,10 +42,10 @@ export class DecoderTap {
     this.decoder.pushInto(event, sink);
     this.refused = false;
     let calls: ToolCall[] | null = null;
-    const observer = this.observer;
+    // A loop of its own: without an observer (no textCalls) the per-event loop below stays as it was.
+    if (this.observer !== null) for (let i = from; i < sink.length; i++) this.observer(sink[i] as CodecEvent);
     for (let i = from; i < sink.length; i++) {
       const codecEvent = sink[i] as CodecEvent;
-      if (observer !== null) observer(codecEvent);
       if (codecEvent.type === "diagnostic") {
         if (codecEvent.diagnostic.code === "event_too_deep") this.refused = true;
       } else if (codecEvent.type === "tool_call_start" || codecEvent.type === "tool_call_end") {

@@ -139,4 +139,19 @@ describe("--text-calls and --tools end to end", () => {
       await server.close();
     }
   });
+
+  it("serve --text-calls auto: an Ollama recording's call arrives in message.tool_calls", async () => {
+    const pieces = [QWEN_XML.slice(0, 25), QWEN_XML.slice(25)];
+    const records = [...pieces.map((content) => ({ model: "qwen3", message: { role: "assistant", content }, done: false })), { model: "qwen3", message: { role: "assistant", content: "" }, done: true, done_reason: "stop" }];
+    writeFileSync(join(dir, "ollama.ndjson"), records.map((data) => JSON.stringify({ provider: "ollama", sequence: "ollama-xml", data })).join("\n") + "\n");
+    const server = await startServe(["ollama.ndjson", "--text-calls", "auto", "--tools", "tools.json"], context());
+    try {
+      const response = await fetch(`${server.url}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "qwen3", messages: [] }) });
+      const turn = decodeBytes("ollama", new Uint8Array(await response.arrayBuffer()));
+      expect(turn.text).toBe("Sure.");
+      expect(turn.toolCalls.map((call) => call.arguments)).toEqual([{ city: "Paris", days: 3 }]);
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -49,9 +49,9 @@ non-streamed requests counted apart).
                  faster); per request: x-toolwire-pace header or ?pace=; default: no pauses
   --provider P   serve every stream as provider P (${"anthropic, openai-chat, openai-responses, gemini, bedrock, ollama"});
                  default: the records' provider field, else detection from the payloads
-  --text-calls X serve Chat Completions recordings of a server without a tool-call parser as
-                 one with a parser would: the calls written into the text become tool_calls
-                 (streamed and whole): auto, or syntax names separated by commas
+  --text-calls X serve Chat Completions (streamed and whole) and Ollama (streamed) recordings of
+                 a server without a tool-call parser as one with a parser would: the calls
+                 written into the text become tool_calls: auto, or syntax names separated by commas
                  (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
   --tools FILE   with --text-calls: the tools the model was offered (a JSON list of tool
                  definitions, or a request body with "tools"): only their names become calls,

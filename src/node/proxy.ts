@@ -12,6 +12,7 @@ import { ProxyMetrics } from "./proxy-metrics.js";
 import { createUpstreamFetch } from "./upstream-fetch.js";
 import { addNoticeToWhole, createNoticeStream, isWithheldCall, noticeSupported, noticeText } from "./withheld-notice.js";
 import type { RepairReport } from "../reencode/types.js";
+import type { TextCallSetting } from "../text-calls/options.js";
 import type { ProviderName } from "../types.js";
 
 /**
@@ -50,6 +51,8 @@ export interface ProxyRoute {
   /** Schema target for tools (default: from the upstream host, else from the protocol). */
   target?: string;
   repairs?: RepairingFetchOptions["repairs"];
+  /** Read the tool calls the model wrote into its text (see `ProxyOptions.textCalls`); default off. */
+  textCalls?: TextCallSetting;
 }
 
 /** One request as logged (`logFormat: "json"` writes it as one JSON object per line). */
@@ -96,6 +99,14 @@ export interface ProxyOptions {
   /** Schema target for tools (default: from the upstream host, else from the protocol). */
   target?: string;
   repairs?: RepairingFetchOptions["repairs"];
+  /**
+   * For an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp, Ollama): read the
+   * calls the model wrote into its text and send them to the client as real `tool_calls` (Chat
+   * Completions, streamed or not; Ollama /api/chat streamed; see docs/text-calls.md). The tools of each request that offers some type its
+   * calls, in place of `textCalls.tools`. Off when absent. Like `provider` and `target`, it is the
+   * `upstream` route's: each of `routes` sets its own.
+   */
+  textCalls?: TextCallSetting;
   /** Largest request body the proxy reads to repair, decompressed (default 32 MiB); a larger one gets 413. Bodies it does not read stream through unbounded. */
   maxBodyBytes?: number;
   /** One line per request (default: none). Never given headers. */
@@ -181,6 +192,7 @@ interface CompiledRoute {
   provider?: ProviderName;
   target?: string;
   repairs?: RepairingFetchOptions["repairs"];
+  textCalls?: TextCallSetting;
 }
 
 function compileRoute(route: ProxyRoute): CompiledRoute {
@@ -201,6 +213,7 @@ function compileRoute(route: ProxyRoute): CompiledRoute {
     ...(route.provider ? { provider: route.provider } : {}),
     ...(route.target ? { target: route.target } : {}),
     ...(route.repairs ? { repairs: route.repairs } : {}),
+    ...(route.textCalls ? { textCalls: route.textCalls } : {}),
   };
 }
 
@@ -209,7 +222,7 @@ function compileRoutes(options: ProxyOptions): CompiledRoute[] {
   const routes = (options.routes ?? []).map(compileRoute);
   if (options.upstream !== undefined) {
     routes.push({
-      ...compileRoute({ prefix: "/", upstream: options.upstream, name: "default", ...(options.provider ? { provider: options.provider } : {}), ...(options.target ? { target: options.target } : {}), ...(options.repairs ? { repairs: options.repairs } : {}) }),
+      ...compileRoute({ prefix: "/", upstream: options.upstream, name: "default", ...(options.provider ? { provider: options.provider } : {}), ...(options.target ? { target: options.target } : {}), ...(options.repairs ? { repairs: options.repairs } : {}), ...(options.textCalls ? { textCalls: options.textCalls } : {}) }),
       strip: false,
     });
   }
@@ -379,7 +392,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       const repairingFetch = createRepairingFetch({
         fetch: upstreamFetch,
         // A relay needs the decoder's events, not the turn's text: memory per stream stays with the calls not yet decided.
-        decoder: { retainText: false },
+        decoder: { retainText: false, ...(current.textCalls ? { textCalls: current.textCalls } : {}) },
         ...(current.provider ? { provider: current.provider } : {}),
         ...(current.target ? { target: current.target } : {}),
         ...(current.repairs ? { repairs: current.repairs } : {}),

@@ -10,7 +10,7 @@ import { forwardBody } from "./forward-body.js";
 import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, normalizePath, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
 import { ProxyMetrics } from "./proxy-metrics.js";
 import { createUpstreamFetch } from "./upstream-fetch.js";
-import { addNoticeToWhole, createNoticeStream, isWithheldCall, noticeSupported, noticeText } from "./withheld-notice.js";
+import { isWithheldCall, withWithheldNotice } from "./withheld-notice.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
 
@@ -106,7 +106,7 @@ export interface ProxyOptions {
   /**
    * Opt-in: when a call is withheld (cut or invalid), add a text part to the assistant message
    * saying which call and why, so that the model reads it on its next turn instead of the call
-   * vanishing (Anthropic Messages and OpenAI Chat, streamed and whole; see docs/proxy.md).
+   * vanishing (every protocol, streamed and whole, but Claude's stream on Bedrock; see docs/proxy.md).
    */
   withheldNotice?: boolean;
   /** Every repair of every request, with the request's id (`x-request-id`) on the report (`report.requestId`) and in `request`. */
@@ -404,16 +404,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
         },
       });
       let response = await repairingFetch(url.href, init);
-      if (options.withheldNotice && noticeSupported(provider) && response.body && response.ok) {
-        const contentType = response.headers.get("content-type") ?? "";
-        const noticeFor = provider;
-        if (contentType.includes("text/event-stream")) {
-          response = new Response(response.body.pipeThrough(createNoticeStream(noticeFor, () => reports)), response);
-        } else if (contentType.includes("json")) {
-          const text = noticeText(reports);
-          if (text !== null) response = new Response(addNoticeToWhole(noticeFor, await response.text(), text), response);
-        }
-      }
+      if (options.withheldNotice && fetchRoute) response = await withWithheldNotice(response, fetchRoute, () => reports);
       const outHeaders = forwardedResponseHeaders(response.headers);
       outHeaders["x-request-id"] = requestId;
       const known = repairsHeader(reports, requestId);

@@ -372,7 +372,11 @@ class OllamaWriter implements NoticeWriter {
  * carried to the next.
  */
 class BedrockWriter implements NoticeWriter {
-  private carry: Uint8Array | null = null;
+  /** The bytes of a frame cut across pieces, kept as they came until it is complete (each byte is copied once). */
+  private carry: Uint8Array[] = [];
+  private carried = 0;
+  /** What the carried frame needs in all: its prelude's 12 bytes, then its total length. */
+  private needed = 12;
   private offset = 0;
   private maxIndex = -1;
   /** A prelude that did not read: the frames can no longer be told apart, and the notice goes at the end. */
@@ -380,19 +384,21 @@ class BedrockWriter implements NoticeWriter {
 
   split(piece: Uint8Array): number {
     if (this.lost) return -1;
-    const carried = this.carry?.length ?? 0;
-    const bytes = this.carry ? concatBytes([this.carry, piece]) : piece;
-    this.carry = null;
+    const carried = this.carried;
+    if (carried > 0 && carried + piece.length < this.needed) {
+      this.carry.push(piece);
+      this.carried += piece.length;
+      if (this.needed === 12 && this.carried >= 12) this.needed = this.totalOf(concatBytes(this.carry));
+      return -1;
+    }
+    const bytes = carried > 0 ? concatBytes([...this.carry, piece]) : piece;
+    this.carry = [];
+    this.carried = 0;
+    this.needed = 12;
     let at = 0;
     while (bytes.length - at >= 12) {
-      let total: number;
-      try {
-        total = readPrelude(bytes, at, this.offset + at);
-      } catch {
-        // Not a frame: the re-encoder passed what it could not read; nothing more to learn from this body.
-        this.lost = true;
-        return -1;
-      }
+      const total = this.totalOf(bytes, at);
+      if (this.lost) return -1;
       if (bytes.length - at < total) break;
       const frame = bytes.subarray(at, at + total);
       let type: unknown;
@@ -418,8 +424,24 @@ class BedrockWriter implements NoticeWriter {
       at += total;
     }
     this.offset += at;
-    if (at < bytes.length) this.carry = bytes.slice(at);
+    if (at < bytes.length) {
+      const rest = bytes.slice(at);
+      this.carry = [rest];
+      this.carried = rest.length;
+      if (rest.length >= 12) this.needed = this.totalOf(rest);
+    }
     return -1;
+  }
+
+  /** The total length a frame's prelude gives (sets `lost` when it does not read). */
+  private totalOf(bytes: Uint8Array, at = 0): number {
+    try {
+      return readPrelude(bytes, at, this.offset + at);
+    } catch {
+      // Not a frame: the re-encoder passed what it could not read; nothing more to learn from this body.
+      this.lost = true;
+      return Number.MAX_SAFE_INTEGER;
+    }
   }
 
   finish(notice: string, tail: Uint8Array): Uint8Array[] {

@@ -1,4 +1,4 @@
-import { decodeFrame, readPrelude } from "../framing/aws-eventstream.js";
+import { base64ToBytes, bytesToBase64, decodeFrame, readPrelude } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import type { ProviderName } from "../types.js";
 import { concatBytes } from "../util/bytes.js";
@@ -7,7 +7,8 @@ import { concatBytes } from "../util/bytes.js";
  * The withheld-call notice written into a stream after the re-encoder (see withheld-notice.ts).
  * Every protocol's stream ends with a terminal unit that closes the assistant message (Anthropic
  * `message_delta`, Chat `[DONE]`, Responses `response.completed`, Gemini the chunk with
- * `finishReason`, Bedrock `messageStop`, Ollama the `done: true` line): the stream passes as it
+ * `finishReason`, Bedrock `messageStop` or, for Claude's invoke stream, the `chunk` holding
+ * `message_delta`, Ollama the `done: true` line): the stream passes as it
  * comes up to that unit, which is held with everything after it until the body ends, when the
  * withheld calls are known. The notice then goes in before the held tail, in the protocol's own
  * form; with no withheld call the tail goes out as it came, so the stream is byte for byte what it
@@ -67,7 +68,7 @@ function writerFor(provider: ProviderName, form: NoticeStreamForm): NoticeWriter
     case "ndjson":
       return new OllamaWriter();
     case "eventstream":
-      return new BedrockWriter();
+      return new BedrockWriter(provider === "anthropic" ? CLAUDE_FRAMES : CONVERSE_FRAMES);
   }
 }
 
@@ -365,13 +366,67 @@ class OllamaWriter implements NoticeWriter {
   }
 }
 
+/** What a Bedrock event stream's frames mean for the notice: which one ends the message, which open blocks, and the notice's own frames. */
+interface FrameReading {
+  /** `terminal` for the frame that ends the message, a block index for one that names a block, else null. */
+  read(type: unknown, payload: Uint8Array): "terminal" | number | null;
+  /** The frames of a text block at `index` holding `notice`. */
+  frames(notice: string, index: number): Uint8Array[];
+}
+
 /**
- * Bedrock ConverseStream (binary AWS event stream): a text content block at the next free
- * `contentBlockIndex` (`contentBlockDelta` and `contentBlockStop` frames, as Bedrock streams a
- * text block) before `messageStop`. Frames are walked by their prelude; one cut across pieces is
- * carried to the next.
+ * ConverseStream: a text content block at the next free `contentBlockIndex` (`contentBlockDelta`
+ * and `contentBlockStop` frames, as Bedrock streams a text block) before `messageStop`.
+ */
+const CONVERSE_FRAMES: FrameReading = {
+  read(type, payload) {
+    if (type === "messageStop") return "terminal";
+    if (type !== "contentBlockStart" && type !== "contentBlockDelta" && type !== "contentBlockStop") return null;
+    const index = /"contentBlockIndex"\s*:\s*(\d+)/.exec(latin1.decode(payload));
+    return index ? Number(index[1]) : null;
+  },
+  frames(notice, index) {
+    return [encodeJsonEventFrame("contentBlockDelta", { contentBlockIndex: index, delta: { text: notice } }), encodeJsonEventFrame("contentBlockStop", { contentBlockIndex: index })];
+  },
+};
+
+/**
+ * Claude on Bedrock (`invoke-with-response-stream`): Messages events, base64 in `chunk` frames.
+ * As for Messages, a text block at the next free index before `message_delta`, each of its three
+ * events in a `chunk` frame of its own.
+ */
+const CLAUDE_FRAMES: FrameReading = {
+  read(type, payload) {
+    if (type !== "chunk") return null;
+    try {
+      const chunk = JSON.parse(utf8.decode(payload)) as { bytes?: unknown };
+      if (typeof chunk.bytes !== "string") return null;
+      const event = JSON.parse(utf8.decode(base64ToBytes(chunk.bytes))) as { type?: unknown; index?: unknown };
+      if (event.type === "message_delta" || event.type === "message_stop") return "terminal";
+      return event.type === "content_block_start" && typeof event.index === "number" && Number.isInteger(event.index) ? event.index : null;
+    } catch {
+      // Not base64 JSON: the re-encoder forwarded it as it came; it names no block.
+      return null;
+    }
+  },
+  frames(notice, index) {
+    const chunk = (event: unknown): Uint8Array => encodeJsonEventFrame("chunk", { bytes: bytesToBase64(encoder.encode(JSON.stringify(event))) });
+    return [
+      chunk({ type: "content_block_start", index, content_block: { type: "text", text: "" } }),
+      chunk({ type: "content_block_delta", index, delta: { type: "text_delta", text: notice } }),
+      chunk({ type: "content_block_stop", index }),
+    ];
+  },
+};
+
+/**
+ * A Bedrock binary AWS event stream (ConverseStream, or Claude's invoke stream): the notice's
+ * frames (see the readings above) before the frame that ends the message. Frames are walked by
+ * their prelude; one cut across pieces is carried to the next.
  */
 class BedrockWriter implements NoticeWriter {
+  constructor(private readonly reading: FrameReading) {}
+
   /** The bytes of a frame cut across pieces, kept as they came until it is complete (each byte is copied once). */
   private carry: Uint8Array[] = [];
   private carried = 0;
@@ -411,16 +466,14 @@ class BedrockWriter implements NoticeWriter {
         at += total;
         continue;
       }
-      if (type === "messageStop") {
-        // A messageStop begun in an earlier piece has passed in part: the notice then follows it.
+      const meaning = this.reading.read(type, payload);
+      if (meaning === "terminal") {
+        // A terminal frame begun in an earlier piece has passed in part: the notice then follows it.
         const start = at - carried;
         this.offset += at;
         return start >= 0 ? start : at + total - carried;
       }
-      if (type === "contentBlockStart" || type === "contentBlockDelta" || type === "contentBlockStop") {
-        const index = /"contentBlockIndex"\s*:\s*(\d+)/.exec(latin1.decode(payload));
-        if (index) this.maxIndex = Math.max(this.maxIndex, Number(index[1]));
-      }
+      if (meaning !== null) this.maxIndex = Math.max(this.maxIndex, meaning);
       at += total;
     }
     this.offset += at;
@@ -445,7 +498,6 @@ class BedrockWriter implements NoticeWriter {
   }
 
   finish(notice: string, tail: Uint8Array): Uint8Array[] {
-    const index = this.maxIndex + 1;
-    return [encodeJsonEventFrame("contentBlockDelta", { contentBlockIndex: index, delta: { text: notice } }), encodeJsonEventFrame("contentBlockStop", { contentBlockIndex: index }), tail];
+    return [...this.reading.frames(notice, this.maxIndex + 1), tail];
   }
 }

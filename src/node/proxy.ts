@@ -106,7 +106,7 @@ export interface ProxyOptions {
   /**
    * Opt-in: when a call is withheld (cut or invalid), add a text part to the assistant message
    * saying which call and why, so that the model reads it on its next turn instead of the call
-   * vanishing (every protocol, streamed and whole, but Claude's stream on Bedrock; see docs/proxy.md).
+   * vanishing (every protocol, streamed and whole; where, per protocol: docs/proxy.md).
    */
   withheldNotice?: boolean;
   /** Every repair of every request, with the request's id (`x-request-id`) on the report (`report.requestId`) and in `request`. */

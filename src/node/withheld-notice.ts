@@ -8,9 +8,8 @@ import { createNoticeStream, noticeMessageItem, type NoticeStreamForm } from "./
  * (cut by the output limit, or invalid) would otherwise vanish, and an unchanged client would end
  * the turn as if the model were done. With the notice, the assistant message the client keeps
  * gains a text part saying which call was withheld and why, which the model reads on its next
- * turn. Written for every protocol, streamed and whole (where, per protocol: docs/proxy.md),
- * except Claude on Bedrock's binary event stream (`invoke-with-response-stream`), which passes as
- * without the option (the withheld calls still count in the metrics and the log).
+ * turn. Written for every protocol, streamed and whole (where, per protocol: docs/proxy.md);
+ * withheld calls count in the metrics and the log with or without it.
  */
 
 /** A withheld call (not an event the decoder ignored). */
@@ -31,15 +30,15 @@ export function noticeText(reports: readonly RepairReport[]): string | null {
 
 /**
  * How a response body is written to, from what the repairing fetch made of it (the same tests as
- * `createRepairingFetch`): a stream form, `whole` (one JSON body), or null when the notice is not
- * written (not a protocol's body, or Claude's Messages events inside Bedrock's event stream).
+ * `createRepairingFetch`): a stream form, `whole` (one JSON body), or null when the body is not a
+ * protocol's (the notice is then not written).
  */
 export function noticeForm(route: Route, contentType: string): NoticeStreamForm | "whole" | null {
   const provider = route.provider;
   if (contentType.includes("text/event-stream")) return "sse";
   if (provider === "ollama" && contentType.includes("ndjson")) return "ndjson";
   if (provider === "gemini" && contentType.includes("json") && route.response !== "whole") return "json-array";
-  if (contentType.includes("application/vnd.amazon.eventstream")) return provider === "bedrock" ? "eventstream" : null;
+  if (contentType.includes("application/vnd.amazon.eventstream")) return provider === "bedrock" || provider === "anthropic" ? "eventstream" : null;
   if (contentType.includes("json") && !contentType.includes("ndjson") && route.response !== "stream") return "whole";
   return null;
 }

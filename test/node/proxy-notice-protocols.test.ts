@@ -1,4 +1,5 @@
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
+import { createAmazonBedrockAnthropic } from "@ai-sdk/amazon-bedrock/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { generateText, streamText } from "ai";
 import OpenAI from "openai";
@@ -8,6 +9,8 @@ import { createByteDecoder } from "../../src/adapters/bytes.js";
 import type { FramingName } from "../../src/framing/framer.js";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 import type { DecodedTurn, ProviderName } from "../../src/types.js";
+import { decodeEventStream } from "../../src/framing/aws-eventstream.js";
+import { encodeJsonEventFrame } from "../../src/framing/aws-eventstream-encode.js";
 import { b, encodeFrames } from "../helpers/bedrock-events.js";
 import { recordingUpstream, type RecordingUpstream } from "./http-support.js";
 
@@ -101,6 +104,25 @@ function bedrockWhole(which: Case): unknown {
   return { output: { message: { role: "assistant", content } }, stopReason: which === "cut" ? "max_tokens" : which === "invalid" ? "tool_use" : "end_turn", usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 }, metrics: { latencyMs: 1 } };
 }
 
+// ---- Claude on Bedrock (invoke-with-response-stream) ---------------------------------------
+
+function claudeEvents(which: Case): Array<Record<string, unknown>> {
+  const events: Array<Record<string, unknown>> = [
+    { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } },
+    { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Writing." } },
+    { type: "content_block_stop", index: 0 },
+  ];
+  if (which !== "good") {
+    events.push({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: `toolu_${which}`, name: "write", input: {} } }, { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: CALL_ARGS[which] } });
+    if (which === "invalid") events.push({ type: "content_block_stop", index: 1 });
+  }
+  events.push({ type: "message_delta", delta: { stop_reason: which === "cut" ? "max_tokens" : which === "invalid" ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }, { type: "message_stop" });
+  return events;
+}
+
+const claudeStream = (which: Case): Buffer => Buffer.concat(claudeEvents(which).map((event) => encodeJsonEventFrame("chunk", { bytes: Buffer.from(JSON.stringify(event)).toString("base64") })));
+
 // ---- Ollama --------------------------------------------------------------------------------
 
 const OLLAMA_ARGS: Record<Case, string> = { cut: '{"path": "a.md", "text": "ab', invalid: "not json at all", good: "" };
@@ -165,6 +187,10 @@ beforeAll(async () => {
       return res.end(Buffer.from(bedrockStream(which)));
     }
     if (path.endsWith("/converse")) return json(bedrockWhole(which));
+    if (path.endsWith("/invoke-with-response-stream")) {
+      res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream" });
+      return res.end(claudeStream(which));
+    }
     if (path.endsWith("/api/chat")) {
       if (body.stream === false) return json(ollamaWhole(which));
       res.writeHead(200, { "content-type": "application/x-ndjson" });
@@ -213,6 +239,15 @@ interface StreamForm {
   framing?: FramingName;
   /** What the unit that closes the message holds: the notice must come before it. */
   terminal: RegExp;
+  /** The body as text to look for the notice and the terminal unit in (default: its bytes as latin1). */
+  view?: (bytes: Uint8Array) => string;
+}
+
+/** Claude's invoke stream: the Messages events inside its chunk frames, one per line. */
+function chunkEvents(bytes: Uint8Array): string {
+  return decodeEventStream(bytes)
+    .map((message) => Buffer.from((JSON.parse(Buffer.from(message.payload).toString()) as { bytes: string }).bytes, "base64").toString())
+    .join("\n");
 }
 
 const STREAMS: StreamForm[] = [
@@ -220,6 +255,7 @@ const STREAMS: StreamForm[] = [
   { name: "Gemini streamGenerateContent (alt=sse)", provider: "gemini", path: "/v1beta/models/m:streamGenerateContent?alt=sse", body: { contents: [] }, terminal: /"finishReason":/ },
   { name: "Gemini streamGenerateContent (JSON array)", provider: "gemini", path: "/v1beta/models/m:streamGenerateContent", body: { contents: [] }, framing: "json-array", terminal: /"finishReason":/ },
   { name: "Bedrock ConverseStream (event stream)", provider: "bedrock", path: "/model/m/converse-stream", body: { messages: [] }, terminal: /messageStop/ },
+  { name: "Claude on Bedrock invoke-with-response-stream", provider: "anthropic", path: "/model/m/invoke-with-response-stream", body: { messages: [] }, framing: "aws-eventstream", terminal: /"type":"message_delta"/, view: chunkEvents },
   { name: "Ollama /api/chat (NDJSON)", provider: "ollama", path: "/api/chat", body: { stream: true, messages: [] }, terminal: /"done":true/ },
 ];
 
@@ -258,12 +294,12 @@ const WHOLES: Array<{ name: string; provider: ProviderName; path: string; body: 
   },
 ];
 
-describe.each(STREAMS)("$name, streamed", ({ provider, path, body, framing, terminal }) => {
+describe.each(STREAMS)("$name, streamed", ({ provider, path, body, framing, terminal, view }) => {
   it.each(["cut", "invalid", "cut, the upstream's body in 7-byte writes"] as const)("a %s call: withheld, and the notice is text of the turn (toolwire's decoder), before the message's end", async (label) => {
     const which = label.startsWith("cut") ? "cut" : "invalid";
     const out = await post(withNotice, path, which, body, label.includes("7-byte"));
     expect(out.status).toBe(200);
-    const raw = Buffer.from(out.bytes).toString("latin1");
+    const raw = view ? view(out.bytes) : Buffer.from(out.bytes).toString("latin1");
     expect(raw.indexOf("[toolwire:")).toBeGreaterThan(0);
     expect(raw.indexOf("[toolwire:")).toBeLessThan(raw.search(terminal));
     const turn = decoded(provider, out.bytes, framing);
@@ -355,6 +391,17 @@ describe("the SDKs read the notice as text, and the stream stays valid for them"
     expect(await result.finishReason).toBe(which === "cut" ? "length" : "other");
   });
 
+  it.each(["cut", "invalid"] as const)("AI SDK @ai-sdk/amazon-bedrock/anthropic (Claude, invoke stream, %s): the notice is text", async (which) => {
+    const claude = createAmazonBedrockAnthropic({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: withNotice.url, headers: { "x-case": which } });
+    const errors: unknown[] = [];
+    const result = streamText({ model: claude("m"), prompt: "go", maxRetries: 0, onError: ({ error }) => void errors.push(error) });
+    const text = await result.text;
+    expect(errors).toEqual([]);
+    expect(text.startsWith("Writing.")).toBe(true);
+    expectNotice(text, which);
+    expect(await result.toolCalls).toEqual([]);
+  });
+
   it("AI SDK @ai-sdk/amazon-bedrock, generateText (Converse): the notice is text", async () => {
     const result = await generateText({ model: bedrock("cut")("m"), prompt: "go", maxRetries: 0 });
     expectNotice(result.text, "cut");
@@ -372,6 +419,7 @@ describe("/metrics counts the withheld calls of every protocol", () => {
       expect(total("openai-responses")).toBe(4);
       expect(total("gemini")).toBe(6);
       expect(total("bedrock")).toBe(4);
+      expect(total("anthropic")).toBe(2);
       expect(total("ollama")).toBe(4);
       expect(metrics).toMatch(/^toolwire_proxy_withheld_calls_total\{route="default",provider="gemini",code="truncated"\} [1-9]/m);
     } finally {

@@ -56,8 +56,7 @@ answers Prometheus text (see docs/proxy.md).
                   S seconds (default 30), then close them; a second signal closes them at once
   --withheld-notice  when a call is withheld (cut or invalid), add a text part to the assistant
                   message naming it and why, which the model reads on its next turn (every
-                  protocol, streamed and whole, but Claude's invoke-with-response-stream on
-                  Bedrock; see docs/proxy.md)
+                  protocol, streamed and whole; see docs/proxy.md)
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
 
 Runs until interrupted (Ctrl-C). Exit codes: 0 stopped (SIGTERM/SIGINT, after draining); 2 usage error; 3 cannot listen, or --config

@@ -1,7 +1,7 @@
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
 import { createAmazonBedrockAnthropic } from "@ai-sdk/amazon-bedrock/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
-import { generateText, streamText } from "ai";
+import { generateText, streamText, type LanguageModel } from "ai";
 import OpenAI from "openai";
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +12,7 @@ import type { DecodedTurn, ProviderName } from "../../src/types.js";
 import { decodeEventStream } from "../../src/framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../../src/framing/aws-eventstream-encode.js";
 import { b, encodeFrames } from "../helpers/bedrock-events.js";
-import { recordingUpstream, type RecordingUpstream } from "./http-support.js";
+import { noticeRig, type NoticeRig, type RecordingUpstream } from "./http-support.js";
 
 /**
  * The withheld-call notice for OpenAI Responses, Gemini (SSE and the JSON-array stream, and
@@ -156,12 +156,13 @@ function dribbling(res: ServerResponse): ServerResponse {
   return new Proxy(res, { get: (target, name) => (name === "end" ? end : (Reflect.get(target, name) as unknown)) }) as ServerResponse;
 }
 
+let rig: NoticeRig;
 let upstream: RecordingUpstream;
 let withNotice: ProxyServer;
 let without: ProxyServer;
 
 beforeAll(async () => {
-  upstream = await recordingUpstream((seen, plain) => {
+  rig = await noticeRig((seen, plain) => {
     // x-dribble: the body goes out in 7-byte writes, each in its own turn of the event loop.
     const res = seen.headers["x-dribble"] ? dribbling(plain) : plain;
     const which = (seen.headers["x-case"] ?? "cut") as Case;
@@ -199,13 +200,10 @@ beforeAll(async () => {
     res.writeHead(404, { "content-type": "application/json" });
     res.end("{}");
   });
-  withNotice = await startProxy({ upstream: upstream.url, withheldNotice: true });
-  without = await startProxy({ upstream: upstream.url });
+  ({ upstream, withNotice, without } = rig);
 });
 afterAll(async () => {
-  await withNotice?.close();
-  await without?.close();
-  await upstream?.close();
+  await rig?.close();
 });
 
 /** The raw response of a POST through `proxy`. */
@@ -337,6 +335,18 @@ describe.each(WHOLES)("$name", ({ path, body, text, calls }) => {
   });
 });
 
+/** An AI SDK model's streamed turn: no error, the text then the notice, no tool call; its finish reason. */
+async function streamedTurn(model: LanguageModel, which: Exclude<Case, "good">): Promise<string> {
+  const errors: unknown[] = [];
+  const result = streamText({ model, prompt: "go", maxRetries: 0, onError: ({ error }) => void errors.push(error) });
+  const text = await result.text;
+  expect(errors).toEqual([]);
+  expect(text.startsWith("Writing.")).toBe(true);
+  expectNotice(text, which);
+  expect(await result.toolCalls).toEqual([]);
+  return result.finishReason;
+}
+
 describe("the SDKs read the notice as text, and the stream stays valid for them", () => {
   const openai = (proxy: ProxyServer, which: Case) => new OpenAI({ apiKey: "k", baseURL: `${proxy.url}/v1`, maxRetries: 0, logLevel: "off", defaultHeaders: { "x-case": which } });
 
@@ -364,11 +374,7 @@ describe("the SDKs read the notice as text, and the stream stays valid for them"
   const google = (which: Case) => createGoogleGenerativeAI({ apiKey: "k", baseURL: `${withNotice.url}/v1beta`, headers: { "x-case": which } });
 
   it.each(["cut", "invalid"] as const)("AI SDK @ai-sdk/google, streamed (%s): the notice is text, no tool call", async (which) => {
-    const result = streamText({ model: google(which)("m"), prompt: "go", maxRetries: 0, onError: () => {} });
-    const text = await result.text;
-    expect(text.startsWith("Writing.")).toBe(true);
-    expectNotice(text, which);
-    expect(await result.toolCalls).toEqual([]);
+    await streamedTurn(google(which)("m"), which);
   });
 
   it("AI SDK @ai-sdk/google, generateText: the notice is text", async () => {
@@ -380,26 +386,13 @@ describe("the SDKs read the notice as text, and the stream stays valid for them"
   const bedrock = (which: Case) => createAmazonBedrock({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: withNotice.url, headers: { "x-case": which } });
 
   it.each(["cut", "invalid"] as const)("AI SDK @ai-sdk/amazon-bedrock, streamed (%s): the notice is text, the stream ends normally", async (which) => {
-    const errors: unknown[] = [];
-    const result = streamText({ model: bedrock(which)("m"), prompt: "go", maxRetries: 0, onError: ({ error }) => void errors.push(error) });
-    const text = await result.text;
-    expect(errors).toEqual([]);
-    expect(text.startsWith("Writing.")).toBe(true);
-    expectNotice(text, which);
-    expect(await result.toolCalls).toEqual([]);
     // A turn whose every call was withheld stops with malformed_tool_use, which the SDK reads as "other".
-    expect(await result.finishReason).toBe(which === "cut" ? "length" : "other");
+    expect(await streamedTurn(bedrock(which)("m"), which)).toBe(which === "cut" ? "length" : "other");
   });
 
   it.each(["cut", "invalid"] as const)("AI SDK @ai-sdk/amazon-bedrock/anthropic (Claude, invoke stream, %s): the notice is text", async (which) => {
     const claude = createAmazonBedrockAnthropic({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: withNotice.url, headers: { "x-case": which } });
-    const errors: unknown[] = [];
-    const result = streamText({ model: claude("m"), prompt: "go", maxRetries: 0, onError: ({ error }) => void errors.push(error) });
-    const text = await result.text;
-    expect(errors).toEqual([]);
-    expect(text.startsWith("Writing.")).toBe(true);
-    expectNotice(text, which);
-    expect(await result.toolCalls).toEqual([]);
+    await streamedTurn(claude("m"), which);
   });
 
   it("AI SDK @ai-sdk/amazon-bedrock, generateText (Converse): the notice is text", async () => {

@@ -60,8 +60,8 @@ answers Prometheus text (see docs/proxy.md).
   --shutdown-timeout S  on SIGTERM/SIGINT stop accepting and let open requests finish for up to
                   S seconds (default 30), then close them; a second signal closes them at once
   --withheld-notice  when a call is withheld (cut or invalid), add a text part to the assistant
-                  message naming it and why, which the model reads on its next turn (Anthropic
-                  Messages and OpenAI Chat; otherwise the call just does not arrive)
+                  message naming it and why, which the model reads on its next turn (every
+                  protocol, streamed and whole; see docs/proxy.md)
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
   --text-calls X  for an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp,
                   Ollama): read the calls the model writes into its text and send them to the

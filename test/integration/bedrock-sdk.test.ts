@@ -1,6 +1,6 @@
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
-import * as bedrockAnthropic from "@ai-sdk/amazon-bedrock/anthropic";
 import { jsonSchema, streamText, tool, type Tool } from "ai";
+import { createClaudeOnBedrock } from "../helpers/ai-sdk-versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepairingFetch } from "../../src/fetch/index.js";
 import { type RepairReport } from "../../src/reencode/types.js";
@@ -86,11 +86,6 @@ describe("@ai-sdk/amazon-bedrock through the repairing fetch", () => {
   });
 });
 
-/**
- * The factory is `createBedrockAnthropic` in @ai-sdk/amazon-bedrock 4 (AI SDK 6, the dev dependency)
- * and `createAmazonBedrockAnthropic` in 5 (AI SDK 7, scripts/interop-node22.sh): the same settings.
- */
-const createClaudeOnBedrock = ((bedrockAnthropic as Record<string, unknown>).createAmazonBedrockAnthropic ?? bedrockAnthropic.createBedrockAnthropic) as typeof bedrockAnthropic.createBedrockAnthropic;
 
 describe("@ai-sdk/amazon-bedrock/anthropic (Claude, invoke-with-response-stream) through the repairing fetch", () => {
   it.each(claude.map((stream) => [stream.key, stream] as const))("%s: the SDK's calls are toolwire's", async (_key, stream) => {

@@ -1,5 +1,4 @@
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
-import { createAmazonBedrockAnthropic } from "@ai-sdk/amazon-bedrock/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { generateText, streamText, type LanguageModel } from "ai";
 import OpenAI from "openai";
@@ -12,6 +11,7 @@ import type { DecodedTurn, ProviderName } from "../../src/types.js";
 import { decodeEventStream } from "../../src/framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../../src/framing/aws-eventstream-encode.js";
 import { b, encodeFrames } from "../helpers/bedrock-events.js";
+import { createClaudeOnBedrock } from "../helpers/ai-sdk-versions.js";
 import { noticeRig, type NoticeRig, type RecordingUpstream } from "./http-support.js";
 
 /**
@@ -391,7 +391,7 @@ describe("the SDKs read the notice as text, and the stream stays valid for them"
   });
 
   it.each(["cut", "invalid"] as const)("AI SDK @ai-sdk/amazon-bedrock/anthropic (Claude, invoke stream, %s): the notice is text", async (which) => {
-    const claude = createAmazonBedrockAnthropic({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: withNotice.url, headers: { "x-case": which } });
+    const claude = createClaudeOnBedrock({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: withNotice.url, headers: { "x-case": which } });
     await streamedTurn(claude("m"), which);
   });
 

@@ -20,6 +20,9 @@ export const PEERS = {
 
 export type PeerName = keyof typeof PEERS;
 
+/** The npm alias the openai 7 rows import (openai 7 declares Node >= 22; a variable, so that the type check needs no openai 7). */
+const OPENAI_V7 = "openai-v7";
+
 /** The packages behind the peer rows, whose installed versions a run records. */
 export const PEER_PACKAGES = ["@anthropic-ai/sdk", "openai", "openai-v7", "ai", "@ai-sdk/anthropic", "@ai-sdk/openai"];
 
@@ -127,7 +130,8 @@ export async function preparePeer(peer: PeerName, scenario: Scenario, budget: Cp
     };
   }
   if (peer.startsWith("openai")) {
-    const module = peer.startsWith("openai7") ? await import("openai-v7") : await import("openai");
+    // openai 7 needs Node >= 22 and is no dev dependency: its rows run where `openai-v7` is installed (npm i -D openai-v7@npm:openai@7 on Node 22).
+    const module = (peer.startsWith("openai7") ? await import(/* @vite-ignore */ OPENAI_V7) : await import("openai")) as { default: unknown };
     const OpenAI = module.default as unknown as new (options: object) => {
       chat: { completions: { stream(body: object): OpenAIStream } };
     };

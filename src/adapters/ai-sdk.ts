@@ -48,17 +48,23 @@ export interface ToolwireCallMetadata {
   rawArguments: string;
 }
 
-/** Options of `toolwireMiddleware`: the protocol when the model's provider name does not tell, decoder options, a turn hook. */
-export interface ToolwireMiddlewareOptions {
+/** Options of `toolwireMiddleware`: the protocol when the model's provider name does not tell, decoder options, a turn hook, the specification version it declares. */
+export interface ToolwireMiddlewareOptions<V extends "v3" | "v4" = "v3" | "v4"> {
   /** The wire protocol, when `model.provider` does not tell (e.g. a community provider). */
   provider?: ProviderName;
   /** Decoder options (limits, textCalls). */
   decoder?: DecoderOptions;
   /** Each turn toolwire decoded, with the provider it was read as. */
   onTurn?: (turn: DecodedTurn, info: { provider: ProviderName }) => void;
+  /**
+   * The middleware specification version the object declares (the behaviour is the same). `"v3"`
+   * (the default) is the one AI SDK 6's `wrapLanguageModel` types ask for, and AI SDK 7's accepts
+   * it too; `"v4"` is for code that types the middleware as AI SDK 7's `LanguageModelV4Middleware`.
+   */
+  specificationVersion?: V;
 }
 
-/** The parts this middleware reads and writes, structurally (the AI SDK's LanguageModelV3/V4 stream parts). */
+/** The parts this middleware reads and writes, structurally (the AI SDK's LanguageModelV3/V4 stream parts, the same for what is read here). */
 interface StreamPart {
   type: string;
   [key: string]: unknown;
@@ -83,9 +89,13 @@ interface GenerateResultLike {
   response?: { body?: unknown };
 }
 
-/** The middleware object `wrapLanguageModel` takes (AI SDK 5 and later), generic so that the AI SDK's own types fit it. */
-export interface ToolwireLanguageModelMiddleware {
-  readonly specificationVersion: "v4";
+/**
+ * The middleware object `wrapLanguageModel` takes (AI SDK 6 and 7), generic so that the AI SDK's own
+ * types fit it: the language-model specifications V3 (AI SDK 6) and V4 (AI SDK 7) give a middleware
+ * the same call options and parts, so one implementation serves both.
+ */
+export interface ToolwireLanguageModelMiddleware<V extends "v3" | "v4" = "v3" | "v4"> {
+  readonly specificationVersion: V;
   transformParams<P extends CallOptionsLike>(options: { type: "generate" | "stream"; params: P; model: ModelLike }): PromiseLike<P>;
   wrapStream<S extends StreamResultLike, P extends CallOptionsLike>(options: { doStream: () => PromiseLike<S>; params: P; model: ModelLike }): PromiseLike<S>;
   wrapGenerate<G extends GenerateResultLike, P extends CallOptionsLike>(options: { doGenerate: () => PromiseLike<G>; params: P; model: ModelLike }): PromiseLike<G>;
@@ -171,17 +181,18 @@ function pairParts(calls: readonly ToolCall[], parts: readonly StreamPart[]): Ar
 
 /**
  * Creates the middleware: `wrapLanguageModel({ model, middleware: toolwireMiddleware() })`, with
- * AI SDK 5 or later. The model's stream is decoded by toolwire and its tool-call parts carry
- * toolwire's calls (see this entry point's description above for what happens to a call that is
- * repaired, invalid or cut).
+ * AI SDK 6 or 7 (`toolwireMiddleware({ specificationVersion: "v4" })` where a
+ * `LanguageModelV4Middleware` is required). The model's stream is decoded by toolwire and its
+ * tool-call parts carry toolwire's calls (see this entry point's description above for what
+ * happens to a call that is repaired, invalid or cut).
  */
-export function toolwireMiddleware(options: ToolwireMiddlewareOptions = {}): ToolwireLanguageModelMiddleware {
+export function toolwireMiddleware<V extends "v3" | "v4" = "v3">(options: ToolwireMiddlewareOptions<V> = {}): ToolwireLanguageModelMiddleware<V> {
   /** The calls whose caller did not ask for raw chunks: they are asked for here and not passed on. */
   const hideRaw = new WeakSet<object>();
   const providerOf = (model: ModelLike): ProviderName | null => options.provider ?? aiSdkProviderOf(model.provider);
 
   return {
-    specificationVersion: "v4",
+    specificationVersion: options.specificationVersion ?? ("v3" as V),
     async transformParams<P extends CallOptionsLike>({ type, params, model }: { type: "generate" | "stream"; params: P; model: ModelLike }): Promise<P> {
       if (type !== "stream" || params.includeRawChunks === true || providerOf(model) === null) return params;
       const asked: P = { ...params, includeRawChunks: true };

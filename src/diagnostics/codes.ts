@@ -819,7 +819,7 @@ export const DIAGNOSTIC_CODES = {
     action: "The turn is usable; log it. Check `status` and each call's `error` as always.",
   },
   finish_reason_text_calls: {
-    kinds: ["diagnostic"],
+    kinds: ["diagnostic", "proxy_repair"],
     severity: "info",
     meaning: "The provider stopped with '…', and … tool call(s) were read from the text; the finish reason was taken as tool_calls.",
     action: "Nothing: run the calls read from the text as you would wire calls.",
@@ -1999,6 +1999,18 @@ export const DIAGNOSTIC_CODES = {
     severity: "info",
     meaning: "A model special-token tail after the arguments (`<|im_end|>`, `<|call|>`…) was removed.",
     action: "Nothing: the arguments are what the model sent, rewritten losslessly. Log it if you track provider quality.",
+  },
+  text_call_extracted: {
+    kinds: ["proxy_repair"],
+    severity: "info",
+    meaning: "The repairing fetch / proxy (`textCalls`) read a tool call the model wrote into its text and sent it as the protocol's tool-call event; its markup was taken out of the text.",
+    action: "Nothing: the client received the call as toolwire decoded it from the text.",
+  },
+  text_reasoning_extracted: {
+    kinds: ["proxy_repair"],
+    severity: "info",
+    meaning: "The repairing fetch / proxy (`textCalls`) sent reasoning the model wrote into its text (`<think>…</think>` and the like) as the protocol's reasoning field.",
+    action: "Nothing: read the reasoning where a server with a reasoning parser puts it.",
   },
   text_call_param_not_json: {
     kinds: ["diagnostic"],

@@ -12,7 +12,7 @@ import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
 import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
-import { repairRequestHistory, sanitizeTools } from "./request.js";
+import { repairRequestHistory, sanitizeTools, withRequestTools } from "./request.js";
 import { isVertexUrl, routeFor, routeOf, targetOf, type Route } from "./routes.js";
 
 
@@ -49,7 +49,11 @@ export interface RepairingFetchOptions {
   onError?: (error: { status: number; provider: ProviderName; classification: ProviderErrorClassification }) => void;
   /** The decoded turn of each response: a streamed one when its body ends, a non-streamed JSON one when it was read. */
   onTurn?: (turn: DecodedTurn, info: { provider: ProviderName; repairs: readonly RepairReport[] }) => void;
-  /** Decoder options for the response side (limits). */
+  /**
+   * Decoder options for the response side (limits). With `textCalls`, Chat Completions responses
+   * (streamed or not) get the calls the model wrote into its text as `tool_calls` (a server
+   * without a tool parser); the tools of each request that offers some replace `textCalls.tools`.
+   */
   decoder?: DecoderOptions;
 }
 
@@ -99,6 +103,8 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
       }
     }
     const target = configuredTarget ?? targetOf(url, route.provider);
+    // Read before the schemas are sanitized: calls in the text are typed by the schemas the client sent.
+    const decoder = withRequestTools(options.decoder, body);
     let outgoing = text;
     if (body && isSigned(input, init)) {
       // AWS SigV4 signs the body's hash: an edited body is a request the provider refuses. Tell
@@ -157,12 +163,12 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
     if (!streamed) {
       const json = contentType.includes("json") && !contentType.includes("ndjson");
       if (!json || route.response === "stream") return response;
-      return repairWholeBody(response, route, url, options, reports);
+      return repairWholeBody(response, route, url, { ...options, ...(decoder ? { decoder } : {}) }, reports);
     }
     // Claude on Bedrock: Messages events inside the binary event stream's chunk frames.
     const invokeStream = route.provider === "anthropic" && contentType.includes("application/vnd.amazon.eventstream");
     const reencoder = createReencoder(route.provider, {
-      ...options.decoder,
+      ...decoder,
       ...(invokeStream ? { framing: "aws-eventstream" as const } : {}),
       ...(route.provider === "gemini" ? { addMissingIds: !isVertexUrl(url) } : {}),
     });

@@ -5,7 +5,8 @@ import { isPlainObject } from "../json/equal.js";
 import { sanitizeSchema } from "../schema/sanitize.js";
 import type { SchemaTarget } from "../schema/targets/types.js";
 import type { RepairReport } from "../reencode/types.js";
-import type { ProviderName } from "../types.js";
+import { readTools, type TextCallSetting, type TextCallTool } from "../text-calls/options.js";
+import type { DecoderOptions, ProviderName } from "../types.js";
 
 /** Where a protocol keeps its tools' parameter schemas: each entry reads and replaces one schema. */
 interface SchemaSlot {
@@ -122,4 +123,35 @@ export function repairRequestHistory(body: Record<string, unknown>, format: Hist
   body[key] = result.messages;
   for (const edit of result.edits) reports.push({ stage, action: "edited", code: edit.code, messageIndex: edit.index, message: edit.message });
   return true;
+}
+
+/**
+ * The tools a request offers the model, in whatever protocol's shape (`tools`, Gemini's
+ * `functionDeclarations`, Bedrock's `toolConfig.tools`): the ones with a name; null when it offers
+ * none. Built-in tools without a name (`{type: "web_search"}`) are left out.
+ */
+export function requestTools(body: Record<string, unknown>): TextCallTool[] | null {
+  const config = body.toolConfig;
+  const list = Array.isArray(body.tools) ? body.tools : isPlainObject(config) && Array.isArray(config.tools) ? config.tools : null;
+  if (list === null) return null;
+  const tools = list.filter((tool): tool is TextCallTool => readTools(tool) !== null);
+  return tools.length > 0 ? tools : null;
+}
+
+/**
+ * The decoder options for one request's response: with `textCalls` on, the tools the request
+ * offers (when it offers any) type and name its calls, in place of those configured.
+ */
+export function withRequestTools(options: DecoderOptions | undefined, body: Record<string, unknown> | null): DecoderOptions | undefined {
+  const setting = options?.textCalls;
+  if (setting === undefined || body === null) return options;
+  const tools = requestTools(body);
+  if (tools === null) return options;
+  return { ...options, textCalls: textCallsWithTools(setting, tools) };
+}
+
+function textCallsWithTools(setting: TextCallSetting, tools: TextCallTool[]): TextCallSetting {
+  if (setting === "auto" || Array.isArray(setting)) return { syntaxes: setting as "auto", tools };
+  const { toolNames: _names, ...rest } = setting as Exclude<TextCallSetting, "auto" | readonly unknown[]>;
+  return { ...rest, tools };
 }

@@ -1,8 +1,12 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { ToolwireError } from "../errors.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS } from "../schema/targets/types.js";
 import { isProviderName, PROVIDERS } from "../types.js";
+import { toolListOf, type TextCallSetting, type TextCallTool } from "../text-calls/options.js";
+import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../text-calls/syntaxes.js";
 import type { ProxyRoute } from "./proxy.js";
 
 /**
@@ -13,13 +17,17 @@ import type { ProxyRoute } from "./proxy.js";
  *   "routes": [
  *     { "prefix": "/anthropic", "upstream": "https://api.anthropic.com" },
  *     { "prefix": "/openai", "upstream": "https://api.openai.com", "target": "openai" },
- *     { "prefix": "/vllm", "upstream": "http://127.0.0.1:8000", "provider": "openai-chat", "repairs": { "schemas": false } }
+ *     { "prefix": "/vllm", "upstream": "http://127.0.0.1:8000", "provider": "openai-chat", "repairs": { "schemas": false },
+ *       "textCalls": "auto", "tools": "tools.json" }
  *   ]
  * }
  * ```
  *
  * Keys of a route: `prefix`, `upstream` (required), `name`, `stripPrefix` (default true),
- * `provider`, `target`, `repairs` (`schemas`, `history`, `responses`, `recovery`: booleans).
+ * `provider`, `target`, `repairs` (`schemas`, `history`, `responses`, `recovery`: booleans),
+ * `textCalls` (`"auto"` or a list of syntax names: read the calls the model wrote into its text)
+ * and `tools` (with `textCalls`: a list of tool definitions, or the path of a JSON file of them,
+ * relative to the config file; each request's own tools take their place).
  * Unknown keys are errors (a typo must not silently turn a repair back on).
  */
 export interface ProxyConfig {
@@ -31,7 +39,7 @@ function configError(message: string): ToolwireError {
   return new ToolwireError("invalid_proxy_config", message);
 }
 
-const ROUTE_KEYS = new Set(["prefix", "upstream", "name", "stripPrefix", "provider", "target", "repairs"]);
+const ROUTE_KEYS = new Set(["prefix", "upstream", "name", "stripPrefix", "provider", "target", "repairs", "textCalls", "tools"]);
 const REPAIR_KEYS = new Set(["schemas", "history", "responses", "recovery"]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -39,7 +47,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Checks a parsed config (see `ProxyConfig`); throws a ToolwireError (`invalid_proxy_config`) naming the first fault and where it is. */
-export function parseProxyConfig(value: unknown, source = "the config"): ProxyConfig {
+export function parseProxyConfig(value: unknown, source = "the config", baseDir = process.cwd()): ProxyConfig {
   const fail = (where: string, message: string): never => {
     throw configError(`${source}: ${where}: ${message}`);
   };
@@ -53,7 +61,7 @@ export function parseProxyConfig(value: unknown, source = "the config"): ProxyCo
     const where = `routes[${index}]`;
     if (!isRecord(entry)) return fail(where, "must be an object");
     for (const key of Object.keys(entry)) if (!ROUTE_KEYS.has(key)) fail(`${where}.${key}`, `unknown key (known: ${[...ROUTE_KEYS].join(", ")})`);
-    const { prefix, upstream, name, stripPrefix, provider, target, repairs } = entry;
+    const { prefix, upstream, name, stripPrefix, provider, target, repairs, textCalls, tools } = entry;
     if (typeof prefix !== "string" || !prefix.startsWith("/") || /[?#\\\s]/.test(prefix) || prefix.split("/").some((segment) => segment === "." || segment === "..")) return fail(`${where}.prefix`, "must be a path such as \"/anthropic\" (\"/\" for every path)");
     const key = prefix.length > 1 && prefix.endsWith("/") ? prefix.slice(0, -1) : prefix;
     if (seen.has(key)) fail(`${where}.prefix`, `'${prefix}' is the prefix of an earlier route too`);
@@ -77,6 +85,8 @@ export function parseProxyConfig(value: unknown, source = "the config"): ProxyCo
         if (typeof on !== "boolean") fail(`${where}.repairs.${repair}`, "must be true or false");
       }
     }
+    const setting = textCalls === undefined ? undefined : textCallSettingOf(textCalls, tools, baseDir, (key, message) => fail(`${where}.${key}`, message));
+    if (textCalls === undefined && tools !== undefined) fail(`${where}.tools`, "types the calls read from text: set textCalls too");
     out.push({
       prefix,
       upstream,
@@ -85,6 +95,7 @@ export function parseProxyConfig(value: unknown, source = "the config"): ProxyCo
       ...(provider !== undefined ? { provider: provider as ProxyRoute["provider"] & string } : {}),
       ...(target !== undefined ? { target: target as string } : {}),
       ...(repairs !== undefined ? { repairs: repairs as ProxyRoute["repairs"] } : {}),
+      ...(setting !== undefined ? { textCalls: setting } : {}),
     });
   });
   return { routes: out };
@@ -107,5 +118,27 @@ export async function loadProxyConfig(path: string): Promise<ProxyConfig> {
   } catch (error) {
     throw configError(`'${path}' is not JSON: ${(error as Error).message}`);
   }
-  return parseProxyConfig(value, `'${path}'`);
+  return parseProxyConfig(value, `'${path}'`, dirname(path));
+}
+
+/** A route's `textCalls` (`"auto"` or syntax names) with its `tools` (a list, or a JSON file's path). */
+function textCallSettingOf(textCalls: unknown, tools: unknown, baseDir: string, fail: (key: string, message: string) => never): TextCallSetting {
+  const names = TEXT_CALL_SYNTAX_NAMES.join(", ");
+  if (textCalls !== "auto" && !(Array.isArray(textCalls) && textCalls.length > 0 && textCalls.every((syntax) => typeof syntax === "string" && isTextCallSyntaxName(syntax)))) {
+    return fail("textCalls", `must be "auto" or a list of syntax names (${names})`);
+  }
+  const syntaxes = textCalls as "auto" | TextCallSyntaxName[];
+  if (tools === undefined) return syntaxes;
+  let value: unknown = tools;
+  if (typeof tools === "string") {
+    const path = resolve(baseDir, tools);
+    try {
+      value = JSON.parse(readFileSync(path, "utf8"));
+    } catch (error) {
+      return fail("tools", `cannot read '${path}' as JSON: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    }
+  }
+  const list = toolListOf(value);
+  if ("error" in list) return fail("tools", list.error);
+  return { syntaxes, tools: list.tools as TextCallTool[] };
 }

@@ -10,8 +10,9 @@ import { forwardBody } from "./forward-body.js";
 import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, normalizePath, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
 import { ProxyMetrics } from "./proxy-metrics.js";
 import { createUpstreamFetch } from "./upstream-fetch.js";
-import { addNoticeToWhole, createNoticeStream, isWithheldCall, noticeSupported, noticeText } from "./withheld-notice.js";
+import { isWithheldCall, withWithheldNotice } from "./withheld-notice.js";
 import type { RepairReport } from "../reencode/types.js";
+import type { TextCallSetting } from "../text-calls/options.js";
 import type { ProviderName } from "../types.js";
 
 /**
@@ -33,7 +34,8 @@ import type { ProviderName } from "../types.js";
  * - `x-toolwire-repairs` on the response lists the codes of the request-side repairs and
  *   recoveries, and those of a non-streamed JSON response (repaired whole before the headers go
  *   out); on streamed responses to HTTP/1.1 clients the trailer of the same name adds the codes of
- *   the stream's repairs.
+ *   the stream's repairs; the value ends with the request's id (`…,request_id=<id>`, see
+ *   `repairsHeader`), which every `onRepair` report carries too (`report.requestId`).
  */
 /** One upstream behind a path prefix (`--config`): `/anthropic/v1/messages` → `https://api.anthropic.com/v1/messages`. */
 export interface ProxyRoute {
@@ -50,6 +52,8 @@ export interface ProxyRoute {
   /** Schema target for tools (default: from the upstream host, else from the protocol). */
   target?: string;
   repairs?: RepairingFetchOptions["repairs"];
+  /** Read the tool calls the model wrote into its text (see `ProxyOptions.textCalls`); default off. */
+  textCalls?: TextCallSetting;
 }
 
 /** One request as logged (`logFormat: "json"` writes it as one JSON object per line). */
@@ -96,6 +100,14 @@ export interface ProxyOptions {
   /** Schema target for tools (default: from the upstream host, else from the protocol). */
   target?: string;
   repairs?: RepairingFetchOptions["repairs"];
+  /**
+   * For an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp, Ollama): read the
+   * calls the model wrote into its text and send them to the client as real `tool_calls` (Chat
+   * Completions, streamed or not; Ollama /api/chat streamed; see docs/text-calls.md). The tools of each request that offers some type its
+   * calls, in place of `textCalls.tools`. Off when absent. Like `provider` and `target`, it is the
+   * `upstream` route's: each of `routes` sets its own.
+   */
+  textCalls?: TextCallSetting;
   /** Largest request body the proxy reads to repair, decompressed (default 32 MiB); a larger one gets 413. Bodies it does not read stream through unbounded. */
   maxBodyBytes?: number;
   /** One line per request (default: none). Never given headers. */
@@ -105,10 +117,10 @@ export interface ProxyOptions {
   /**
    * Opt-in: when a call is withheld (cut or invalid), add a text part to the assistant message
    * saying which call and why, so that the model reads it on its next turn instead of the call
-   * vanishing (Anthropic Messages and OpenAI Chat, streamed and whole; see docs/proxy.md).
+   * vanishing (every protocol, streamed and whole; where, per protocol: docs/proxy.md).
    */
   withheldNotice?: boolean;
-  /** Every repair of every request, with the request's id (`x-request-id`). */
+  /** Every repair of every request, with the request's id (`x-request-id`) on the report (`report.requestId`) and in `request`. */
   onRepair?: (report: RepairReport, request: { method: string; path: string; requestId: string; route: string }) => void;
   /** The fetch used upstream (default: `createUpstreamFetch()`, node:http(s) with keep-alive; redirects are passed to the client, not followed). */
   fetch?: FetchLike;
@@ -137,6 +149,18 @@ const continuePending = new WeakSet<IncomingMessage>();
 /** The codes of a list of reports, each once, for a header or a log line. */
 export function repairSummary(reports: readonly RepairReport[]): string {
   return [...new Set(reports.map((report) => `${report.action === "withheld" ? "withheld:" : ""}${report.code}`))].join(",");
+}
+
+/**
+ * The `x-toolwire-repairs` value: the codes (as `repairSummary`), then the request's id as a last
+ * member `request_id=<id>`, so that a repair seen by the client can be traced to the log line and
+ * the `onRepair` reports. A reader that splits on "," still finds every code as a member of its
+ * own (no code contains "="); the id is everything after the first ",request_id=" (it may itself
+ * hold a comma). Empty when there is no repair (the header is then not sent).
+ */
+export function repairsHeader(reports: readonly RepairReport[], requestId: string): string {
+  const codes = repairSummary(reports);
+  return codes === "" ? "" : `${codes},request_id=${requestId}`;
 }
 
 type Decompress = (input: InputType, options: ZlibOptions, callback: (error: Error | null, result: Buffer) => void) => void;
@@ -181,6 +205,7 @@ interface CompiledRoute {
   provider?: ProviderName;
   target?: string;
   repairs?: RepairingFetchOptions["repairs"];
+  textCalls?: TextCallSetting;
 }
 
 function compileRoute(route: ProxyRoute): CompiledRoute {
@@ -201,6 +226,7 @@ function compileRoute(route: ProxyRoute): CompiledRoute {
     ...(route.provider ? { provider: route.provider } : {}),
     ...(route.target ? { target: route.target } : {}),
     ...(route.repairs ? { repairs: route.repairs } : {}),
+    ...(route.textCalls ? { textCalls: route.textCalls } : {}),
   };
 }
 
@@ -209,7 +235,7 @@ function compileRoutes(options: ProxyOptions): CompiledRoute[] {
   const routes = (options.routes ?? []).map(compileRoute);
   if (options.upstream !== undefined) {
     routes.push({
-      ...compileRoute({ prefix: "/", upstream: options.upstream, name: "default", ...(options.provider ? { provider: options.provider } : {}), ...(options.target ? { target: options.target } : {}), ...(options.repairs ? { repairs: options.repairs } : {}) }),
+      ...compileRoute({ prefix: "/", upstream: options.upstream, name: "default", ...(options.provider ? { provider: options.provider } : {}), ...(options.target ? { target: options.target } : {}), ...(options.repairs ? { repairs: options.repairs } : {}), ...(options.textCalls ? { textCalls: options.textCalls } : {}) }),
       strip: false,
     });
   }
@@ -379,7 +405,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       const repairingFetch = createRepairingFetch({
         fetch: upstreamFetch,
         // A relay needs the decoder's events, not the turn's text: memory per stream stays with the calls not yet decided.
-        decoder: { retainText: false },
+        decoder: { retainText: false, ...(current.textCalls ? { textCalls: current.textCalls } : {}) },
         ...(current.provider ? { provider: current.provider } : {}),
         ...(current.target ? { target: current.target } : {}),
         ...(current.repairs ? { repairs: current.repairs } : {}),
@@ -387,23 +413,14 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
           reports.push(report);
           metrics.repairs.add({ ...labels, code: report.code, action: report.action });
           if (isWithheldCall(report)) metrics.withheld.add({ ...labels, code: report.code });
-          options.onRepair?.(report, { method, path: target, requestId, route: current.name });
+          options.onRepair?.({ ...report, requestId }, { method, path: target, requestId, route: current.name });
         },
       });
       let response = await repairingFetch(url.href, init);
-      if (options.withheldNotice && noticeSupported(provider) && response.body && response.ok) {
-        const contentType = response.headers.get("content-type") ?? "";
-        const noticeFor = provider;
-        if (contentType.includes("text/event-stream")) {
-          response = new Response(response.body.pipeThrough(createNoticeStream(noticeFor, () => reports)), response);
-        } else if (contentType.includes("json")) {
-          const text = noticeText(reports);
-          if (text !== null) response = new Response(addNoticeToWhole(noticeFor, await response.text(), text), response);
-        }
-      }
+      if (options.withheldNotice && fetchRoute) response = await withWithheldNotice(response, fetchRoute, () => reports);
       const outHeaders = forwardedResponseHeaders(response.headers);
       outHeaders["x-request-id"] = requestId;
-      const known = repairSummary(reports);
+      const known = repairsHeader(reports, requestId);
       if (known) outHeaders["x-toolwire-repairs"] = known;
       const before = reports.length;
       const trailers = response.body !== null && sendsChunked(req, response.status);
@@ -417,7 +434,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
         } finally {
           metrics.streamsOpen.add({ route: current.name }, -1);
         }
-        if (trailers && (reports.length > before || known)) res.addTrailers({ "x-toolwire-repairs": repairSummary(reports) });
+        if (trailers && (reports.length > before || known)) res.addTrailers({ "x-toolwire-repairs": repairsHeader(reports, requestId) });
       } else ttfb = performance.now() - started;
       if (ttfb !== null) metrics.ttfb.observe({ route: current.name }, ttfb / 1000);
       if (res.destroyed) return;

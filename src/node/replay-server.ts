@@ -3,11 +3,15 @@ import type { AddressInfo } from "node:net";
 import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
 import { encodeEventStreamMessage, type EventStreamHeaderValue } from "../framing/aws-eventstream.js";
+import { concatBytes } from "../util/bytes.js";
 import { parseRecords } from "../framing/records.js";
 import { detectProvider } from "../providers/detect.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { ToolwireError } from "../errors.js";
 import { replayEvents } from "../replay.js";
+import { createReencoder } from "../reencode/index.js";
+import type { Reencoder } from "../reencode/types.js";
+import type { TextCallSetting } from "../text-calls/options.js";
 import { assembleWholeResponse } from "./whole-response.js";
 
 /**
@@ -40,6 +44,11 @@ import { assembleWholeResponse } from "./whole-response.js";
  * (round robin per provider, streamed and whole requests counted apart). Pacing by the records' `t` (ms since the stream started) is off unless the server's
  * `pace` option, the `x-toolwire-pace` header or the `pace` query parameter gives a factor
  * (1 = as recorded, 0.1 = ten times faster).
+ *
+ * With `textCalls`, Chat Completions and Ollama recordings of a server without a tool parser are
+ * served as a server with one would send them: streams through the protocol's re-encoder (calls
+ * written into the text become `tool_calls`), whole Chat responses assembled from the turn decoded
+ * with `textCalls`.
  */
 
 export interface ReplayStream {
@@ -142,6 +151,8 @@ export interface ReplayHandlerOptions {
   onServe?: (info: { provider: ProviderName; key: string; path: string }) => void;
   /** Called once per request the handler answers, with its status: `toolwire serve` logs them. */
   onRequest?: (entry: ReplayRequestLog) => void;
+  /** Serve Chat Completions and Ollama recordings with the calls written into their text as `tool_calls` (see above); off when absent. */
+  textCalls?: TextCallSetting;
 }
 
 /** Options of `startReplayServer`: the streams to serve, the port and the handler options. */
@@ -426,7 +437,8 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       "x-toolwire-stream": encodeURIComponent(chosen.key),
     };
     if (!streaming) {
-      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider }))) };
+      const textCalls = chosen.provider === "openai-chat" ? textCallsFor(chosen.provider) : {};
+      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider, ...textCalls }))) };
       res.writeHead(whole.status, { "content-type": whole.contentType, "content-length": Buffer.byteLength(whole.body), ...headers });
       res.end(whole.body);
       log(req, res, url.pathname, chosen);
@@ -435,7 +447,13 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     res.writeHead(200, { "content-type": CONTENT_TYPES[target.wire], "cache-control": "no-cache", ...headers });
     res.flushHeaders();
     log(req, res, url.pathname, chosen);
-    await writeEvents(res, target, chosen, pace);
+    const textCalls = textCallsFor(chosen.provider);
+    await writeEvents(res, target, chosen, pace, textCalls.textCalls && target.wire !== "json-array" ? createReencoder(chosen.provider, textCalls) : null);
+  }
+
+  /** The decoder options that read text calls, for the protocols whose re-encoders write them (Chat streamed and whole, Ollama streamed). */
+  function textCallsFor(provider: ProviderName): { textCalls?: TextCallSetting } {
+    return options.textCalls !== undefined && (provider === "openai-chat" || provider === "ollama") ? { textCalls: options.textCalls } : {};
   }
 }
 
@@ -492,7 +510,8 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
-async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStream, pace: number | undefined): Promise<void> {
+/** Writes a stream's events; through `reencoder` when one is given (`textCalls`), which may hold some until the end. */
+async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStream, pace: number | undefined, reencoder: Reencoder | null): Promise<void> {
   let closed = false;
   let wake: (() => void) | null = null;
   const onClose = (): void => {
@@ -519,8 +538,9 @@ async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStr
       }
       // The client went away (an aborted request, a watchdog): stop, and hold no timer.
       if (closed) return;
-      const chunk = encodeEvent(stream.provider, target.wire, stream.events[i] as ProviderEvent, i === 0);
-      if (!res.write(chunk)) {
+      const encoded = encodeEvent(stream.provider, target.wire, stream.events[i] as ProviderEvent, i === 0);
+      const chunk = reencoder === null ? encoded : concatBytes(reencoder.push(typeof encoded === "string" ? new TextEncoder().encode(encoded) : encoded));
+      if (chunk.length > 0 && !res.write(chunk)) {
         await new Promise<void>((resolve) => {
           wake = resolve;
           res.once("drain", resolve);
@@ -529,6 +549,7 @@ async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStr
         if (closed) return;
       }
     }
+    if (reencoder !== null) for (const piece of reencoder.end()) res.write(piece);
     if (target.wire === "json-array") res.write(stream.events.length === 0 ? "[]" : "]");
     res.end();
   } finally {

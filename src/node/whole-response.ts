@@ -105,7 +105,8 @@ export function assembleWholeResponse(provider: ProviderName, turn: DecodedTurn)
               ...(turn.reasoning !== "" ? { reasoning_content: turn.reasoning } : {}),
               ...(calls.length > 0 ? { tool_calls: calls.map((call) => ({ id: call.providerId ?? call.id, type: "function", function: { name: call.name, arguments: rawText(call) } })) } : {}),
             },
-            finish_reason: turn.rawFinishReason ?? (calls.length > 0 ? "tool_calls" : "stop"),
+            // Calls read from the text (`textCalls`) are served as a server with a tool parser sends them.
+            finish_reason: turn.finishReason === "tool_calls" && calls.some((call) => call.source === "text") ? "tool_calls" : (turn.rawFinishReason ?? (calls.length > 0 ? "tool_calls" : "stop")),
           },
         ],
         usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },

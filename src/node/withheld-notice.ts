@@ -1,19 +1,16 @@
+import type { Route } from "../fetch/routes.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
+import { createNoticeStream, noticeMessageItem, type NoticeStreamForm } from "./notice-stream.js";
 
 /**
  * The opt-in withheld-call notice (`toolwire proxy --withheld-notice`): a call toolwire withholds
  * (cut by the output limit, or invalid) would otherwise vanish, and an unchanged client would end
  * the turn as if the model were done. With the notice, the assistant message the client keeps
  * gains a text part saying which call was withheld and why, which the model reads on its next
- * turn. Offered for Anthropic Messages and OpenAI Chat Completions, streamed and whole; the other
- * protocols pass as before (the withheld calls still count in the metrics and the log).
+ * turn. Written for every protocol, streamed and whole (where, per protocol: docs/proxy.md);
+ * withheld calls count in the metrics and the log with or without it.
  */
-
-/** The protocols the notice is written for. */
-export function noticeSupported(provider: ProviderName | null): provider is "anthropic" | "openai-chat" {
-  return provider === "anthropic" || provider === "openai-chat";
-}
 
 /** A withheld call (not an event the decoder ignored). */
 export function isWithheldCall(report: RepairReport): boolean {
@@ -31,129 +28,97 @@ export function noticeText(reports: readonly RepairReport[]): string | null {
   return `\n\n[toolwire: ${withheld.length === 1 ? "a tool call" : `${withheld.length} tool calls`} from this turn ${withheld.length === 1 ? "was" : "were"} not run, because ${withheld.length === 1 ? "it" : "they"} did not arrive complete and valid:\n${lines.join("\n")}\nCall ${withheld.length === 1 ? "it" : "them"} again, with complete arguments, if still needed.]`;
 }
 
-const latin1 = new TextDecoder("latin1");
-const encoder = new TextEncoder();
-
-/** Where the event that contains `at` starts: after the blank line before it (LF, CRLF or CR streams), or 0. */
-function eventStart(text: string, at: number): number {
-  for (let i = at - 1; i > 0; i--) {
-    const c = text.charCodeAt(i);
-    const p = text.charCodeAt(i - 1);
-    if ((c === 10 && (p === 10 || (p === 13 && i > 1 && text.charCodeAt(i - 2) === 10))) || (c === 13 && p === 13)) return i + 1;
-  }
-  return 0;
+/**
+ * How a response body is written to, from what the repairing fetch made of it (the same tests as
+ * `createRepairingFetch`): a stream form, `whole` (one JSON body), or null when the body is not a
+ * protocol's (the notice is then not written).
+ */
+export function noticeForm(route: Route, contentType: string): NoticeStreamForm | "whole" | null {
+  const provider = route.provider;
+  if (contentType.includes("text/event-stream")) return "sse";
+  if (provider === "ollama" && contentType.includes("ndjson")) return "ndjson";
+  if (provider === "gemini" && contentType.includes("json") && route.response !== "whole") return "json-array";
+  if (contentType.includes("application/vnd.amazon.eventstream")) return provider === "bedrock" || provider === "anthropic" ? "eventstream" : null;
+  if (contentType.includes("json") && !contentType.includes("ndjson") && route.response !== "stream") return "whole";
+  return null;
 }
 
 /**
- * A stream after the re-encoder that, when the body ends with withheld calls among `reports()`,
- * writes the notice where the client keeps it: Anthropic, a text block after the last block,
- * before `message_delta`; Chat, a content delta before `[DONE]`. The tail from the terminal
- * event on (`message_delta`, `[DONE]`) is held until the body ends; everything before it passes
- * as it comes. Pieces from the re-encoder hold whole events.
+ * The response with the notice for the withheld calls among `reports()` (`--withheld-notice`): a
+ * stream gets it where its client keeps it (read when the body ends, see notice-stream.ts); a
+ * whole JSON body is read, and re-sent with the notice when a call was withheld.
  */
-export function createNoticeStream(provider: "anthropic" | "openai-chat", reports: () => readonly RepairReport[]): TransformStream<Uint8Array, Uint8Array> {
-  const held: Uint8Array[] = [];
-  let maxIndex = -1;
-  let chunkFields: { id: unknown; created: unknown; model: unknown } | null = null;
-  const terminal = provider === "anthropic" ? /"type"\s*:\s*"message_delta"|^event:\s*message_(?:delta|stop)/m : /^data:\s*\[DONE\]/m;
-
-  const scan = (text: string): void => {
-    if (provider === "anthropic") {
-      // The data line of each content_block_start, parsed (a line is read once: linear).
-      for (let at = text.indexOf("content_block_start"); at >= 0; ) {
-        const lineStart = Math.max(text.lastIndexOf("\n", at), text.lastIndexOf("\r", at)) + 1;
-        let lineEnd = text.length;
-        for (let i = at; i < text.length; i++) {
-          const c = text.charCodeAt(i);
-          if (c === 10 || c === 13) {
-            lineEnd = i;
-            break;
-          }
-        }
-        const line = text.slice(lineStart, lineEnd);
-        if (line.startsWith("data:")) {
-          try {
-            const event = JSON.parse(line.slice(5)) as { type?: unknown; index?: unknown };
-            if (event.type === "content_block_start" && typeof event.index === "number" && Number.isInteger(event.index)) maxIndex = Math.max(maxIndex, event.index);
-          } catch {
-            // Not one whole JSON line.
-          }
-        }
-        at = text.indexOf("content_block_start", lineEnd);
-      }
-    } else if (chunkFields === null) {
-      const line = /^data:\s*(\{[^\n\r]*)/m.exec(text);
-      if (line) {
-        try {
-          const chunk = JSON.parse(line[1] as string) as Record<string, unknown>;
-          chunkFields = { id: chunk.id, created: chunk.created, model: chunk.model };
-        } catch {
-          // Not a whole JSON line: try the next piece.
-        }
-      }
-    }
-  };
-
-  const notice = (text: string): string => {
-    if (provider === "anthropic") {
-      const index = maxIndex + 1;
-      return [
-        `event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index, content_block: { type: "text", text: "" } })}\n\n`,
-        `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index, delta: { type: "text_delta", text } })}\n\n`,
-        `event: content_block_stop\ndata: ${JSON.stringify({ type: "content_block_stop", index })}\n\n`,
-      ].join("");
-    }
-    const fields = chunkFields ?? { id: "toolwire-notice", created: Math.floor(Date.now() / 1000), model: "" };
-    return `data: ${JSON.stringify({ ...fields, object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
-  };
-
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(piece, controller) {
-      if (held.length > 0) {
-        held.push(piece);
-        return;
-      }
-      const text = latin1.decode(piece);
-      const match = terminal.exec(text);
-      if (!match) {
-        scan(text);
-        controller.enqueue(piece);
-        return;
-      }
-      const start = eventStart(text, match.index);
-      // latin1: one character per byte, so the offset is the byte offset.
-      if (start > 0) {
-        scan(text.slice(0, start));
-        controller.enqueue(piece.subarray(0, start));
-      }
-      held.push(piece.subarray(start));
-    },
-    flush(controller) {
-      const text = noticeText(reports());
-      if (text !== null) controller.enqueue(encoder.encode(notice(text)));
-      for (const piece of held) controller.enqueue(piece);
-    },
-  });
+export async function withWithheldNotice(response: Response, route: Route, reports: () => readonly RepairReport[]): Promise<Response> {
+  if (!response.body || !response.ok) return response;
+  const form = noticeForm(route, response.headers.get("content-type") ?? "");
+  if (form === null) return response;
+  if (form !== "whole") return new Response(response.body.pipeThrough(createNoticeStream(route.provider, form, () => noticeText(reports()))), response);
+  const text = noticeText(reports());
+  if (text === null) return response;
+  return new Response(addNoticeToWhole(route.provider, await response.text(), text), response);
 }
 
-/** A whole (non-streamed) Anthropic or Chat JSON body with the notice added; the body as it was when it is not the expected shape. */
-export function addNoticeToWhole(provider: "anthropic" | "openai-chat", body: string, text: string): string {
+/** Appends `text` to a string field, or sets it (without the leading blank lines) when there was none. */
+function appended(current: unknown, text: string): string {
+  return typeof current === "string" && current !== "" ? `${current}${text}` : text.trimStart();
+}
+
+/** A whole (non-streamed) JSON body with the notice added; the body as it was when it is not the protocol's shape. */
+export function addNoticeToWhole(provider: ProviderName, body: string, text: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
     return body;
   }
-  if (typeof parsed !== "object" || parsed === null) return body;
-  const record = parsed as Record<string, unknown>;
-  if (provider === "anthropic") {
-    if (!Array.isArray(record.content)) return body;
-    record.content.push({ type: "text", text });
-    return JSON.stringify(record);
+  if (!isRecord(parsed)) return body;
+  switch (provider) {
+    case "anthropic":
+      // Messages: a text block after the last one.
+      if (!Array.isArray(parsed.content)) return body;
+      parsed.content.push({ type: "text", text });
+      break;
+    case "openai-chat": {
+      // chat.completion: the first choice's message content.
+      const choice = Array.isArray(parsed.choices) ? parsed.choices[0] : undefined;
+      const message = isRecord(choice) ? choice.message : undefined;
+      if (!isRecord(message)) return body;
+      message.content = appended(message.content, text);
+      break;
+    }
+    case "openai-responses":
+      // Responses: a message output item after the last item.
+      if (!Array.isArray(parsed.output)) return body;
+      parsed.output.push(noticeMessageItem(text));
+      break;
+    case "gemini": {
+      // GenerateContentResponse: a text part after the first candidate's last part.
+      const candidate = Array.isArray(parsed.candidates) ? parsed.candidates[0] : undefined;
+      if (!isRecord(candidate)) return body;
+      if (!isRecord(candidate.content)) candidate.content = { role: "model", parts: [] };
+      const content = candidate.content as Record<string, unknown>;
+      if (!Array.isArray(content.parts)) content.parts = [];
+      (content.parts as unknown[]).push({ text });
+      break;
+    }
+    case "bedrock": {
+      // Converse: a text block after the output message's last one.
+      const output = parsed.output;
+      const message = isRecord(output) ? output.message : undefined;
+      if (!isRecord(message) || !Array.isArray(message.content)) return body;
+      message.content.push({ text });
+      break;
+    }
+    case "ollama": {
+      // /api/chat with stream: false: the message content.
+      if (!isRecord(parsed.message)) return body;
+      parsed.message.content = appended(parsed.message.content, text);
+      break;
+    }
   }
-  const choice = Array.isArray(record.choices) ? (record.choices[0] as Record<string, unknown> | undefined) : undefined;
-  const message = choice?.message as Record<string, unknown> | undefined;
-  if (!message || typeof message !== "object") return body;
-  message.content = typeof message.content === "string" ? `${message.content}${text}` : text.trimStart();
-  return JSON.stringify(record);
+  return JSON.stringify(parsed);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -20,6 +20,8 @@ export class DecoderTap {
    * does not forward what toolwire could not check.
    */
   refused = false;
+  /** Sees every event the decoder writes, pushed or at the end (the text-call hook: text-calls.ts). */
+  observer: ((event: CodecEvent) => void) | null = null;
   /**
    * What the decoder wrote for recent events: appended to, and replaced only once it is long.
    * Emptying it for every event (setting its length, a runtime call) took 1.4% of a re-encode.
@@ -40,6 +42,8 @@ export class DecoderTap {
     this.decoder.pushInto(event, sink);
     this.refused = false;
     let calls: ToolCall[] | null = null;
+    // A loop of its own: without an observer (no textCalls) the per-event loop below stays as it was.
+    if (this.observer !== null) for (let i = from; i < sink.length; i++) this.observer(sink[i] as CodecEvent);
     for (let i = from; i < sink.length; i++) {
       const codecEvent = sink[i] as CodecEvent;
       if (codecEvent.type === "diagnostic") {
@@ -53,6 +57,7 @@ export class DecoderTap {
 
   end(): ToolCall[] {
     const events = this.decoder.end();
+    if (this.observer !== null) for (const event of events) this.observer(event);
     const calls = this.collect(events);
     for (const event of events) if (event.type === "finish") this.turn = event.turn;
     return calls;

@@ -26,18 +26,23 @@ export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "opena
 /**
  * The re-encoder for a provider's stream, as `createDecoder` is its decoder: body bytes in, the
  * same protocol's bytes out, with the calls toolwire fixed rewritten, truncated or invalid calls
- * withheld, and every other event forwarded byte for byte as soon as it arrives. Throws
- * UnsupportedProviderError for a name that is not a provider.
+ * withheld, and every other event forwarded byte for byte as soon as it arrives. With `textCalls`,
+ * the calls a model wrote into its text go out as the protocol's call events (OpenAI Chat and
+ * Ollama; the other protocols ignore the option). Throws UnsupportedProviderError for a name that is not a
+ * provider.
  */
 export function createReencoder(provider: ProviderName, options: ReencoderOptions = {}): Reencoder {
   const { addMissingIds, framing, ...decoderOptions } = options;
   if (framing !== undefined && !(framing === "aws-eventstream" && (provider === "anthropic" || provider === "bedrock"))) {
     throw new ToolwireError("unsupported_framing", `No re-encoder for ${provider} in framing '${String(framing)}': only anthropic takes "aws-eventstream" (Claude on Bedrock), and bedrock always is one.`);
   }
-  if (provider === "anthropic") return framing === "aws-eventstream" ? createBedrockInvokeReencoder(decoderOptions) : createAnthropicReencoder(decoderOptions);
   if (provider === "openai-chat") return createOpenAIChatReencoder(decoderOptions);
-  if (provider === "openai-responses") return createOpenAIResponsesReencoder(decoderOptions);
   if (provider === "ollama") return createOllamaReencoder(decoderOptions);
+  // Calls written into the text are re-encoded for Chat Completions and Ollama (the protocols
+  // open-weight servers speak): the other protocols' streams are re-encoded as if `textCalls` were off.
+  delete decoderOptions.textCalls;
+  if (provider === "anthropic") return framing === "aws-eventstream" ? createBedrockInvokeReencoder(decoderOptions) : createAnthropicReencoder(decoderOptions);
+  if (provider === "openai-responses") return createOpenAIResponsesReencoder(decoderOptions);
   if (provider === "bedrock") return createBedrockReencoder(decoderOptions);
   if (provider === "gemini") return createGeminiReencoder(addMissingIds === undefined ? decoderOptions : { ...decoderOptions, addMissingIds });
   throw new UnsupportedProviderError(provider);

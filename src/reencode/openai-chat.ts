@@ -3,6 +3,7 @@ import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import { SseReencoder } from "./sse-reencoder.js";
+import { ReleasedText, TEXT_CALL_REPORT } from "./text-calls.js";
 
 /**
  * OpenAI Chat Completions: decoded, then re-emitted as Chat chunks.
@@ -28,6 +29,11 @@ import { SseReencoder } from "./sse-reencoder.js";
  *   first chunk; a stream that ends with `[DONE]` but no finish_reason gets a finish chunk; extra
  *   finish_reasons (a proxy that sends one on every chunk) are dropped from held chunks; a
  *   non-JSON data line (a keep-alive) becomes an SSE comment.
+ * - With `textCalls` (a server without a tool parser): each chunk carries the text and reasoning
+ *   the decoder released for it (text-calls.ts), each call read from the text goes out as one
+ *   whole `tool_calls` entry once its markup closes (numbered after the calls sent before it), and
+ *   the finish_reason chunk and `[DONE]` wait for the end of the body, when the text still held
+ *   is released and the calls still open are decided.
  */
 export function createOpenAIChatReencoder(options: DecoderOptions = {}): Reencoder {
   return new OpenAIChatReencoder(options);
@@ -57,14 +63,24 @@ class OpenAIChatReencoder extends SseReencoder {
    * it with the end of the stream, right after.
    */
   private heldDone: WireEvent[] | null = null;
+  /** With `textCalls`: what the decoder released from the text, per event. */
+  private readonly released: ReleasedText | null;
+  /** Calls read from the text that were sent (or reported withheld) as they ended: `decide` leaves them out. */
+  private readonly textCallsDone = new Set<ToolCall>();
+  /** Chat indexes given to calls read from the text so far (the calls `decide` sends come after). */
+  private textCallsSent = 0;
+  /** With `textCalls`: text and reasoning the decoder released at the end of the body. */
+  private releasedAtEnd: { text: string; reasoning: string } | null = null;
 
   constructor(options: DecoderOptions) {
     super("openai-chat", options);
+    this.released = options.textCalls ? new ReleasedText(this.tap) : null;
   }
 
   protected endHeld(out: WireEvent[]): void {
+    if (this.released !== null) this.releasedAtEnd = this.released.take();
     if (this.failedWithCalls) {
-      for (const call of [...this.tap.ended.values()].sort((a, b) => a.index - b.index)) {
+      for (const call of this.undecidedCalls()) {
         this.tap.withheld(call, call.arguments === null ? undefined : `Call ${call.index} (${call.name}) was not delivered: the stream failed before the turn finished, and a Chat call without a finish_reason reads as cut.`);
       }
     }
@@ -74,7 +90,7 @@ class OpenAIChatReencoder extends SseReencoder {
     this.heldDone = null;
   }
 
-  protected handle(raw: RawSseEvent, _ended: readonly ToolCall[], out: WireEvent[]): void {
+  protected handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
     const event = raw.event;
     if (event === null) {
       out.push(raw.wire);
@@ -87,7 +103,8 @@ class OpenAIChatReencoder extends SseReencoder {
     const data = event.data;
     if (typeof data === "string") {
       if (data.trim() === "[DONE]") {
-        if (!this.errored && this.tap.callsAwaitingEnd > 0) {
+        // Text calls: the extractor releases what it holds only when the body ends.
+        if (!this.errored && (this.tap.callsAwaitingEnd > 0 || this.released !== null)) {
           this.heldDone = [raw.wire];
           return;
         }
@@ -113,6 +130,24 @@ class OpenAIChatReencoder extends SseReencoder {
       this.envelope = {};
       for (const key of ENVELOPE_KEYS) if (data[key] !== undefined) this.envelope[key] = data[key];
     }
+    if (this.released !== null) {
+      const rewritten = this.released.rewriteChatChunk(data, this.released.take());
+      if (rewritten === "drop") {
+        this.sendTextCalls(ended, out);
+        return;
+      }
+      if (rewritten !== "same") {
+        const text = sseText(rewritten, event.event);
+        this.handleChunk({ raw: text, wire: text, event: { ...event, data: rewritten } }, rewritten, out);
+      } else this.handleChunk(raw, data, out);
+      this.sendTextCalls(ended, out);
+      return;
+    }
+    this.handleChunk(raw, data, out);
+  }
+
+  /** A chunk of the body (text calls already read out of it): forwarded, or held with the calls. */
+  private handleChunk(raw: RawSseEvent, data: Record<string, unknown>, out: WireEvent[]): void {
     const choices = Array.isArray(data.choices) ? data.choices : [];
     let calls = false;
     let finish = false;
@@ -129,12 +164,37 @@ class OpenAIChatReencoder extends SseReencoder {
       if (hasText(delta)) text = true;
     }
     if (finish) this.finishes++;
-    if (calls) this.holding = true;
+    // Text calls: the finish waits for the text and calls the extractor still holds.
+    if (calls || (finish && this.released !== null)) this.holding = true;
     if (this.holding && !this.decided && (calls || finish || !text)) {
       holdWire(this.held, raw.wire);
       return;
     }
     out.push(this.withRole(raw, data));
+  }
+
+  /**
+   * Calls read from the text that ended at this event go out now, one whole `tool_calls` entry
+   * each; one that cannot run is withheld as a wire call would be. While wire calls are held,
+   * `decide` sends them with those.
+   */
+  private sendTextCalls(ended: readonly ToolCall[], out: WireEvent[]): void {
+    if (this.holding && !this.decided) return;
+    for (const call of ended) {
+      if (call.source !== "text" || this.textCallsDone.has(call)) continue;
+      this.textCallsDone.add(call);
+      if (call.arguments === null) {
+        this.tap.withheld(call);
+        continue;
+      }
+      this.tap.rewritten(call, [TEXT_CALL_REPORT.code]);
+      out.push(sseText(this.chunk({ tool_calls: [callEntry(call, this.textCallsSent++)] }, null)));
+    }
+  }
+
+  /** The calls not sent yet (those read from the text and sent as they ended left out), in turn order. */
+  private undecidedCalls(): ToolCall[] {
+    return [...this.tap.ended.values()].filter((call) => !this.textCallsDone.has(call)).sort((a, b) => a.index - b.index);
   }
 
   /**
@@ -192,12 +252,19 @@ class OpenAIChatReencoder extends SseReencoder {
   private decide(out: WireEvent[], done: boolean, failed = false): void {
     if (this.decided) return;
     this.decided = true;
-    const calls = [...this.tap.ended.values()].sort((a, b) => a.index - b.index);
+    const calls = this.undecidedCalls();
     const runnable = failed ? [] : calls.filter((call) => call.arguments !== null);
+    const tail = this.releasedAtEnd;
+    this.releasedAtEnd = null;
+    const tailCarries = tail !== null && (tail.text !== "" || tail.reasoning !== "");
+    /** Calls sent before, read from the text: the finish counts them, the calls sent now come after them. */
+    const sentBefore = this.textCallsSent;
     // A failed turn's calls are reported when the decoder has ended them all (with the body).
     if (!failed) for (const call of calls) if (call.arguments === null) this.tap.withheld(call);
     const asSent =
       !failed &&
+      sentBefore === 0 &&
+      !tailCarries &&
       this.wellFormed &&
       this.finishes <= 1 &&
       calls.length === this.seenEntries.size &&
@@ -209,7 +276,8 @@ class OpenAIChatReencoder extends SseReencoder {
       if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
       return;
     }
-    for (const call of runnable) this.tap.rewritten(call);
+    for (const call of runnable) this.tap.rewritten(call, call.source === "text" ? [TEXT_CALL_REPORT.code] : []);
+    const delivered = sentBefore + runnable.length;
     let lastFinish = -1;
     const held = this.heldEvents();
     held.forEach((event, position) => {
@@ -219,7 +287,9 @@ class OpenAIChatReencoder extends SseReencoder {
     const sendCalls = (): void => {
       if (sent) return;
       sent = true;
-      runnable.forEach((call, index) => out.push(sseText(this.chunk({ tool_calls: [callEntry(call, index)] }, null))));
+      if (tail !== null && tailCarries) out.push(sseText(this.chunk(releasedDelta(tail), null)));
+      runnable.forEach((call, index) => out.push(sseText(this.chunk({ tool_calls: [callEntry(call, sentBefore + index)] }, null))));
+      this.textCallsSent += runnable.length;
     };
     held.forEach(({ wire, event }, position) => {
       if (position === lastFinish) sendCalls();
@@ -227,7 +297,7 @@ class OpenAIChatReencoder extends SseReencoder {
         out.push(wire);
         return;
       }
-      const stripped = this.strip(event.data, position === lastFinish, runnable.length);
+      const stripped = this.strip(event.data, position === lastFinish, delivered, this.released !== null && (sentBefore > 0 || runnable.some((call) => call.source === "text")));
       if (stripped) {
         const text = sseText(stripped, event.event);
         out.push(this.withRole({ raw: text, wire: text, event }, stripped));
@@ -235,7 +305,7 @@ class OpenAIChatReencoder extends SseReencoder {
     });
     this.held = [];
     sendCalls();
-    if (done && this.finishes === 0) this.addFinish(out, runnable.length > 0 ? "tool_calls" : "stop");
+    if (done && this.finishes === 0) this.addFinish(out, delivered > 0 ? "tool_calls" : "stop");
   }
 
   private addFinish(out: WireEvent[], reason: string): void {
@@ -259,7 +329,7 @@ class OpenAIChatReencoder extends SseReencoder {
   }
 
   /** A held chunk without its call fragments (null when nothing else is left in it). */
-  private strip(data: Record<string, unknown>, lastFinish: boolean, runnable: number): Record<string, unknown> | null {
+  private strip(data: Record<string, unknown>, lastFinish: boolean, runnable: number, textCalls: boolean): Record<string, unknown> | null {
     const choices = Array.isArray(data.choices) ? data.choices : null;
     let keep = !choices || choices.length === 0 || (data.usage !== undefined && data.usage !== null);
     const stripped = choices?.map((choice) => {
@@ -270,7 +340,8 @@ class OpenAIChatReencoder extends SseReencoder {
       if (finish !== null) {
         const fixed = runnable > 0 && (finish === "stop" || finish === "eos" || finish === "end_turn") ? "tool_calls" : runnable === 0 && (finish === "tool_calls" || finish === "function_call") ? "stop" : finish;
         if (fixed !== finish) {
-          this.tap.report({ action: "normalized", code: runnable > 0 ? "finish_reason_stop_with_tool_calls" : "stop_reason_without_calls", message: `finish_reason '${finish}' became '${fixed}' to match the calls delivered.` });
+          const code = runnable === 0 ? "stop_reason_without_calls" : textCalls ? "finish_reason_text_calls" : "finish_reason_stop_with_tool_calls";
+          this.tap.report({ action: "normalized", code, message: `finish_reason '${finish}' became '${fixed}' to match the calls delivered${textCalls ? " (calls read from the text)" : ""}.` });
           finish = fixed;
         }
         keep = true;
@@ -280,6 +351,11 @@ class OpenAIChatReencoder extends SseReencoder {
     });
     return keep ? { ...data, ...(stripped ? { choices: stripped } : {}) } : null;
   }
+}
+
+/** The text and reasoning released at the end of the body, as a Chat delta. */
+function releasedDelta(released: { text: string; reasoning: string }): Record<string, unknown> {
+  return { ...(released.reasoning !== "" ? { reasoning_content: released.reasoning } : {}), ...(released.text !== "" ? { content: released.text } : {}) };
 }
 
 function carriesFinish(data: unknown): boolean {

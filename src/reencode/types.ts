@@ -36,6 +36,12 @@ export interface RepairReport {
   messageIndex?: number;
   /** A schema change: the tool whose schema it concerns. */
   tool?: string;
+  /**
+   * The id of the request the repair belongs to (`x-request-id`, the client's or one minted):
+   * set by `toolwire proxy` on every report its `onRepair` receives, so that a repair can be
+   * traced to its request (the log line, `x-toolwire-repairs`). Absent elsewhere.
+   */
+  requestId?: string;
 }
 
 /** A re-encoder: the provider's wire events in, the same protocol's events out (see `createReencoder`). */

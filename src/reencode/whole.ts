@@ -2,6 +2,7 @@ import { isPlainObject } from "../json/equal.js";
 import type { ProviderName } from "../types.js";
 import { unreadBody, type WholeResponseRepair } from "./whole-common.js";
 import type { ReencoderOptions } from "./types.js";
+import { extractWholeChatTextCalls } from "./text-calls.js";
 import { repairGeminiWhole } from "./whole-gemini.js";
 import { repairAnthropicWhole, repairConverseWhole } from "./whole-messages.js";
 import { repairChatWhole, repairOllamaWhole, repairResponsesWhole } from "./whole-openai.js";
@@ -37,7 +38,8 @@ const EXPECTED: Record<ProviderName, string> = {
  *   `tool_calls` → `stop`, Gemini `STOP` → `MALFORMED_FUNCTION_CALL` when no call is left; Chat
  *   `stop` → `tool_calls` when calls are);
  * - every change is reported with the codes of the stream re-encoders; fields toolwire does not
- *   interpret pass untouched. Calls written into text (`textCalls`) are not extracted here.
+ *   interpret pass untouched. With `textCalls`, a Chat body's calls written into its message text
+ *   are read out as `tool_calls` (one choice; `extractWholeChatTextCalls`); other protocols' are not.
  *
  * `provider` `anthropic` also reads Claude on Bedrock (`/invoke`), which answers with Messages
  * JSON. A body that is not the protocol's shape comes back unchanged with one `classified` report
@@ -53,6 +55,7 @@ export function repairWholeResponse(provider: ProviderName, body: unknown, optio
         break;
       case "openai-chat":
         result = repairChatWhole(body, decoderOptions);
+        if (result !== null && decoderOptions.textCalls !== undefined) result = extractWholeChatTextCalls(result, decoderOptions);
         break;
       case "openai-responses":
         result = repairResponsesWhole(body, decoderOptions);

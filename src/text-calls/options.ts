@@ -86,6 +86,18 @@ export function readTools(tool: unknown): Array<{ name: string; schema: unknown 
   return one ? [one] : null;
 }
 
+/**
+ * A JSON value holding tool definitions: a list of them, or an object with a `tools` list (a
+ * request body). The list, or why it is none (no list, or the position of an entry without a name).
+ */
+export function toolListOf(value: unknown): { tools: TextCallTool[] } | { error: string } {
+  const list = Array.isArray(value) ? value : isRecord(value) && Array.isArray(value.tools) ? value.tools : null;
+  if (list === null) return { error: 'expected a JSON list of tool definitions, or an object with a "tools" list' };
+  const bad = list.findIndex((tool) => readTools(tool) === null);
+  if (bad >= 0) return { error: `tools[${bad}] is not a tool definition with a name: ${JSON.stringify(list[bad])?.slice(0, 120)}` };
+  return { tools: list as TextCallTool[] };
+}
+
 /** The name and parameter schema of a tool in any supported shape, or null. */
 export function readTool(tool: unknown): { name: string; schema: unknown } | null {
   if (!isRecord(tool)) return null;

@@ -5,9 +5,9 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, simulateReadableStream, streamText, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3, MockLanguageModelV4 } from "ai/test";
+import * as aiTest from "ai/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aiSdkProviderOf, toolwireMiddleware } from "../../src/adapters/ai-sdk.js";
+import { aiSdkProviderOf, toolwireMiddleware, type ToolwireLanguageModelMiddleware } from "../../src/adapters/ai-sdk.js";
 import { startServe } from "../../src/cli/commands/serve.js";
 import { serializeRecords } from "../../src/framing/records.js";
 import type { ReplayServer } from "../../src/node/replay-server.js";
@@ -96,6 +96,12 @@ describe("toolwireMiddleware with the real AI SDK", () => {
     expect(aiSdkProviderOf("someone.else")).toBeNull();
   });
 
+  it("declares the middleware specification AI SDK 6 and 7 both take (v3), or v4 when asked; the same behaviour", () => {
+    expect(toolwireMiddleware().specificationVersion).toBe("v3");
+    expect(toolwireMiddleware({ specificationVersion: "v4" }).specificationVersion).toBe("v4");
+    expect(Object.keys(toolwireMiddleware({ specificationVersion: "v4" })).sort()).toEqual(Object.keys(toolwireMiddleware()).sort());
+  });
+
   it("a call cut by the length limit: gone from fullStream without toolwire; a tool-error with toolwire's message with it", async () => {
     const without = await parts(chat("cut"));
     const plainCalls = without.filter((part) => part.type === "tool-call" || part.type === "tool-error");
@@ -143,6 +149,14 @@ describe("toolwireMiddleware with the real AI SDK", () => {
     expect(String(errors[0]?.error)).toContain("toolwire: truncated");
   });
 
+  it("the middleware declared v4 repairs the same (AI SDK 7 takes either; AI SDK 6 runs it the same)", async () => {
+    const v3 = await parts(wrapLanguageModel({ model: claude("glued"), middleware: toolwireMiddleware() }));
+    const v4 = await parts(wrapLanguageModel({ model: claude("glued"), middleware: toolwireMiddleware({ specificationVersion: "v4" }) as unknown as ToolwireLanguageModelMiddleware<"v3"> }));
+    const results = (seen: typeof v3) => seen.filter((part) => part.type === "tool-result").map((part) => part.output);
+    expect(results(v4)).toEqual(['read {"path":"c.txt"}', 'read {"path":"d.txt"}']);
+    expect(results(v4)).toEqual(results(v3));
+  });
+
   it("raw chunks are passed on only when the caller asked for them", async () => {
     const quiet = await parts(wrapLanguageModel({ model: chat("groq"), middleware: toolwireMiddleware() }));
     expect(quiet.some((part) => part.type === "raw")).toBe(false);
@@ -160,8 +174,12 @@ describe("toolwireMiddleware with the real AI SDK", () => {
     expect(String(errors[0]?.error)).toContain("toolwire: truncated");
   });
 
+  const { MockLanguageModelV3 } = aiTest;
+  /** The newest mock model of the installed AI SDK: LanguageModelV4 in AI SDK 7 (scripts/interop-node22.sh), V3 in AI SDK 6. */
+  const MockLanguageModelLatest = ((aiTest as Record<string, unknown>).MockLanguageModelV4 ?? MockLanguageModelV3) as typeof MockLanguageModelV3;
+
   /** A model that streams these parts, the raw chunks only when asked for them (as the AI SDK's providers do). */
-  function mockStream(Model: typeof MockLanguageModelV3 | typeof MockLanguageModelV4, raw: unknown[], parts: Array<Record<string, unknown>>, sendsRaw = true) {
+  function mockStream(Model: typeof MockLanguageModelV3, raw: unknown[], parts: Array<Record<string, unknown>>, sendsRaw = true) {
     return new Model({
       provider: "openai.chat",
       modelId: "mock",
@@ -180,7 +198,7 @@ describe("toolwireMiddleware with the real AI SDK", () => {
   const FINISH = { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } } };
 
   it("a model that sends no raw chunks passes its own calls through unchanged", async () => {
-    const model = mockStream(MockLanguageModelV4, CHUNKS, [{ type: "tool-call", toolCallId: "call_1", toolName: "read_file", input: '{"path":"own.txt"}' }, FINISH], false);
+    const model = mockStream(MockLanguageModelLatest, CHUNKS, [{ type: "tool-call", toolCallId: "call_1", toolName: "read_file", input: '{"path":"own.txt"}' }, FINISH], false);
     const seen = await parts(wrapLanguageModel({ model, middleware: toolwireMiddleware() }));
     expect(seen.filter((part) => part.type === "tool-call").map((part) => part.input)).toEqual([{ path: "own.txt" }]);
   });

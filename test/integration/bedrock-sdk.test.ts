@@ -1,6 +1,6 @@
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
-import { createAmazonBedrockAnthropic } from "@ai-sdk/amazon-bedrock/anthropic";
 import { jsonSchema, streamText, tool, type Tool } from "ai";
+import { createClaudeOnBedrock } from "../helpers/ai-sdk-versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepairingFetch } from "../../src/fetch/index.js";
 import { type RepairReport } from "../../src/reencode/types.js";
@@ -86,9 +86,10 @@ describe("@ai-sdk/amazon-bedrock through the repairing fetch", () => {
   });
 });
 
+
 describe("@ai-sdk/amazon-bedrock/anthropic (Claude, invoke-with-response-stream) through the repairing fetch", () => {
   it.each(claude.map((stream) => [stream.key, stream] as const))("%s: the SDK's calls are toolwire's", async (_key, stream) => {
-    const bedrock = createAmazonBedrockAnthropic({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: server.url, fetch: createRepairingFetch() });
+    const bedrock = createClaudeOnBedrock({ region: "us-east-1", accessKeyId: "AKIDTOOLWIRETEST", secretAccessKey: "toolwire-test-secret", baseURL: server.url, fetch: createRepairingFetch() });
     const result = streamText({ model: bedrock("anthropic.claude-test"), prompt: "hi", tools: toolsFor(stream), headers: { "x-toolwire-stream": stream.key }, maxRetries: 0, onError: () => {} });
     await result.consumeStream();
     const calls = (await result.toolCalls).map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input }));

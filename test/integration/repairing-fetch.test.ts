@@ -1,6 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import OpenAIv7 from "openai-v7";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { createRepairingFetch } from "../../src/fetch/index.js";
@@ -20,6 +19,18 @@ import { ANTHROPIC_REQUEST, CHAT_REQUEST, fileTurn, pick, plain, RESPONSES_REQUE
  */
 
 type Calls = Array<{ id: string; name: string; arguments: unknown }> | { threw: string };
+
+/**
+ * openai 7 declares Node >= 22, so it is no dev dependency of a package that claims Node 20:
+ * scripts/interop-node22.sh installs it as `openai-v7` and runs this file under Node 22 (and the
+ * openai 6 tests with it). Without it, one skipped test says so. The specifier is a variable so that
+ * the type check needs no openai 7; the two majors share the API used here (typed as openai 6's).
+ */
+const OPENAI_V7 = "openai-v7";
+const OpenAIv7 = await import(/* @vite-ignore */ OPENAI_V7).then(
+  (module: { default: typeof OpenAI }) => module.default,
+  () => null,
+);
 
 let server: ReplayServer;
 const reports: RepairReport[] = [];
@@ -50,9 +61,8 @@ async function anthropicCalls(stream: ReplayStream): Promise<Calls> {
   }
 }
 
-async function chatCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: ReplayStream): Promise<Calls> {
-  // The two majors share this API; typed as one so that the calls below type-check once.
-  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch }) as unknown as OpenAI;
+async function chatCalls(Client: typeof OpenAI, stream: ReplayStream): Promise<Calls> {
+  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch });
   try {
     const completion = await client.chat.completions.stream(CHAT_REQUEST, pick(stream)).finalChatCompletion();
     return (completion.choices[0]?.message.tool_calls ?? []).map((call) => {
@@ -73,8 +83,8 @@ async function chatCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: Replay
   }
 }
 
-async function responsesCalls(Client: typeof OpenAI | typeof OpenAIv7, stream: ReplayStream): Promise<Calls> {
-  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch }) as unknown as OpenAI;
+async function responsesCalls(Client: typeof OpenAI, stream: ReplayStream): Promise<Calls> {
+  const client = new Client({ apiKey: "sk-toolwire-test", baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 10_000, logLevel: "off", fetch: repairingFetch });
   try {
     const response = await client.responses.stream(RESPONSES_REQUEST, pick(stream)).finalResponse();
     return response.output.flatMap((item) => {
@@ -113,8 +123,8 @@ describe.each(streamsOf("openai-chat").map((stream) => [stream.key, stream] as c
   it("openai 6 finalChatCompletion() through the repairing fetch holds toolwire's runnable calls", async () => {
     check(key, await chatCalls(OpenAI, stream), fileTurn(stream), "openai6");
   });
-  it("openai 7 finalChatCompletion() through the repairing fetch holds toolwire's runnable calls", async () => {
-    check(key, await chatCalls(OpenAIv7, stream), fileTurn(stream), "openai7");
+  if (OpenAIv7) it("openai 7 finalChatCompletion() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await chatCalls(OpenAIv7 as typeof OpenAI, stream), fileTurn(stream), "openai7");
   });
 });
 
@@ -122,10 +132,16 @@ describe.each(streamsOf("openai-responses").map((stream) => [stream.key, stream]
   it("openai 6 finalResponse() through the repairing fetch holds toolwire's runnable calls", async () => {
     check(key, await responsesCalls(OpenAI, stream), fileTurn(stream), "openai6");
   });
-  it("openai 7 finalResponse() through the repairing fetch holds toolwire's runnable calls", async () => {
-    check(key, await responsesCalls(OpenAIv7, stream), fileTurn(stream), "openai7");
+  if (OpenAIv7) it("openai 7 finalResponse() through the repairing fetch holds toolwire's runnable calls", async () => {
+    check(key, await responsesCalls(OpenAIv7 as typeof OpenAI, stream), fileTurn(stream), "openai7");
   });
 });
+
+if (!OpenAIv7) {
+  describe("openai 7", () => {
+    it.skip("needs Node >= 22, so it is no dev dependency: scripts/interop-node22.sh runs this file with it", () => {});
+  });
+}
 
 describe.each(streamsOf("gemini").map((stream) => [stream.key, stream] as const))("%s", (_key, stream) => {
   // No official client reads the JSON-array form (the SDKs ask for alt=sse), so the bytes are read

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
+import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 
 /** Loopback HTTP helpers for the proxy's tests: a raw-socket client and an upstream that records what reaches it. */
 
@@ -159,4 +160,28 @@ export function head(requestLine: string, headers: Record<string, string | numbe
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   lines.push(...extra);
   return `${lines.join("\r\n")}\r\n\r\n`;
+}
+
+/** An upstream that answers with `respond`, and two proxies in front of it: with the withheld-call notice, and without. */
+export interface NoticeRig {
+  upstream: RecordingUpstream;
+  withNotice: ProxyServer;
+  without: ProxyServer;
+  close(): Promise<void>;
+}
+
+export async function noticeRig(respond: (seen: Seen, res: ServerResponse) => void): Promise<NoticeRig> {
+  const upstream = await recordingUpstream(respond);
+  const withNotice = await startProxy({ upstream: upstream.url, withheldNotice: true });
+  const without = await startProxy({ upstream: upstream.url });
+  return {
+    upstream,
+    withNotice,
+    without,
+    close: async () => {
+      await withNotice.close();
+      await without.close();
+      await upstream.close();
+    },
+  };
 }

@@ -1,8 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
-import { recordingUpstream, type RecordingUpstream } from "./http-support.js";
+import type { ProxyServer } from "../../src/node/proxy.js";
+import { noticeRig, type NoticeRig, type RecordingUpstream } from "./http-support.js";
 
 /**
  * The opt-in withheld-call notice: a call toolwire withholds does not vanish for an unchanged
@@ -38,12 +38,13 @@ const CHAT_CUT = `${chunk({ role: "assistant", content: "Writing." })}${chunk({ 
 const WHOLE_ANTHROPIC = { id: "msg_3", type: "message", role: "assistant", model: "m", content: [{ type: "text", text: "Writing." }, { type: "tool_use", id: "toolu_bad", name: "write", input: '{"path": "a.md", "text": ' }], stop_reason: "max_tokens", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
 const WHOLE_CHAT = { id: "chatcmpl-2", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "call_bad", type: "function", function: { name: "write", arguments: '{"path": "a.md", "text": ' } }] }, finish_reason: "length" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
 
+let rig: NoticeRig;
 let upstream: RecordingUpstream;
 let withNotice: ProxyServer;
 let without: ProxyServer;
 
 beforeAll(async () => {
-  upstream = await recordingUpstream((seen, res) => {
+  rig = await noticeRig((seen, res) => {
     const body = JSON.parse(seen.body.toString() || "{}") as { stream?: boolean; metadata?: { case?: string } };
     const which = body.metadata?.case ?? "";
     if (body.stream) {
@@ -54,13 +55,10 @@ beforeAll(async () => {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(seen.url.includes("/chat/completions") ? WHOLE_CHAT : WHOLE_ANTHROPIC));
   });
-  withNotice = await startProxy({ upstream: upstream.url, withheldNotice: true });
-  without = await startProxy({ upstream: upstream.url });
+  ({ upstream, withNotice, without } = rig);
 });
 afterAll(async () => {
-  await withNotice?.close();
-  await without?.close();
-  await upstream?.close();
+  await rig?.close();
 });
 
 const anthropic = (proxy: ProxyServer) => new Anthropic({ apiKey: "k", baseURL: proxy.url, maxRetries: 0, logLevel: "off" });

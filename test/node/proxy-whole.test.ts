@@ -95,7 +95,7 @@ describe("non-streamed responses through the proxy", () => {
 
   it("the x-toolwire-repairs header names the response's repairs (known before the headers for a whole body)", async () => {
     const response = await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "sk-ant-secret" }, body: JSON.stringify({ model: "m", max_tokens: 5, messages: [] }) });
-    expect(response.headers.get("x-toolwire-repairs")).toBe("minted_id,input_not_object");
+    expect(response.headers.get("x-toolwire-repairs")).toBe(`minted_id,input_not_object,request_id=${response.headers.get("x-request-id")}`);
     expect(response.headers.get("content-length")).toBeNull();
     const body = (await response.json()) as { content: Array<{ id?: string }> };
     expect(body.content.map((block) => block.id ?? null)).toEqual([null, "toolu_1", "toolu_1_tw2"]);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
  * Issue 29: the Node versions the package claims (`engines.node`) must hold for everything a user
  * installs. scripts/check-engines.mjs reads package-lock.json (npm ci --dry-run shows no engine
  * warnings) and exits 1 when a runtime dependency excludes the lowest claimed version; the
- * development packages that do are listed (docs/install.md says which and why).
+ * development packages that do are listed (docs/install.md says which and why): none from Node 20.19 on.
  */
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -28,5 +28,11 @@ describe("engines", () => {
     expect(result.status).toBe(0);
     for (const line of result.stdout.trim().split("\n").slice(1)) expect(line).toMatch(/^ {2}\S+@\S+ needs node .+ \(dev/);
     expect(check("22.20.0").stdout).toMatch(/: 0 package\(s\)/);
+  });
+
+  it("npm ci on Node 20.19 or later prints no EBADENGINE: no package of the lockfile excludes it", () => {
+    // The newest client majors (ai 7, openai 7) declare Node >= 22: scripts/interop-node22.sh tests
+    // them on Node 22 instead of making them dev dependencies.
+    for (const version of ["20.19.0", "20.20.2", "22.20.0"]) expect(check(version).stdout, version).toMatch(/: 0 package\(s\) in package-lock\.json exclude it\n$/);
   });
 });

@@ -47,3 +47,26 @@ export function decodeBytes(provider: ProviderName, bytes: Uint8Array): DecodedT
 export function ndjsonBody(events: readonly ProviderEvent[]): string {
   return events.map((event) => `${typeof event.data === "string" ? event.data : JSON.stringify(event.data)}\n`).join("");
 }
+
+const CHAT_ENVELOPE = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "qwen" };
+
+/** A Chat stream as a server without a tool parser sends it: the model's text in content deltas. */
+export function chatTextBody(pieces: readonly string[], finish = "stop", reasoning: readonly string[] = []): string {
+  const chunks: unknown[] = [{ ...CHAT_ENVELOPE, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] }];
+  for (const text of reasoning) chunks.push({ ...CHAT_ENVELOPE, choices: [{ index: 0, delta: { reasoning_content: text }, finish_reason: null }] });
+  for (const text of pieces) chunks.push({ ...CHAT_ENVELOPE, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+  chunks.push({ ...CHAT_ENVELOPE, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+  chunks.push({ ...CHAT_ENVELOPE, choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } });
+  return `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`;
+}
+
+/** A tool whose schema types XML parameters (integer, boolean), for the text-call tests. */
+export const TEXT_CALL_TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" }, metric: { type: "boolean" } } },
+    },
+  },
+];

@@ -9,6 +9,8 @@ import { SCHEMA_TARGETS } from "../../schema/targets/types.js";
 import { isProviderName, type ProviderName } from "../../types.js";
 import { firstEvent } from "../../node/first-event.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
+import { textCallsOption } from "../tools-file.js";
+import { TEXT_CALL_SYNTAX_NAMES } from "../../text-calls/syntaxes.js";
 
 export const summary = "a local HTTP proxy that repairs requests and streams between any client and a provider";
 
@@ -16,6 +18,7 @@ export const usage = `Usage: toolwire proxy (--upstream URL | --config FILE) [--
                       [--provider P] [--target T] [--max-body-size BYTES]
                       [--log-format text|json] [--shutdown-timeout SECONDS] [--withheld-notice]
                       [--no-schemas] [--no-history] [--no-responses] [--no-recovery]
+                      [--text-calls auto|S,... [--tools FILE]]
 
 Listens on http://127.0.0.1:<port> and forwards every request to URL + its path, repairing on
 the way: tool schemas sanitized for the target, tool_use/tool_result pairing repaired in the
@@ -37,8 +40,10 @@ answers Prometheus text (see docs/proxy.md).
   --config FILE   JSON routes by path prefix, several upstreams from one process:
                   {"routes": [{"prefix": "/anthropic", "upstream": "https://api.anthropic.com"},
                               {"prefix": "/vllm", "upstream": "http://127.0.0.1:8000",
-                               "provider": "openai-chat", "repairs": {"schemas": false}}]}
-                  (route keys: prefix, upstream, name, stripPrefix, provider, target, repairs)
+                               "provider": "openai-chat", "repairs": {"schemas": false},
+                               "textCalls": "auto", "tools": "tools.json"}]}
+                  (route keys: prefix, upstream, name, stripPrefix, provider, target, repairs,
+                  textCalls, tools)
   --port N        port to listen on (default: a free one, printed at start)
   --host H        interface to bind (default 127.0.0.1); off loopback it needs --expose and
                   at least one --allow-host, and prints a warning
@@ -55,9 +60,19 @@ answers Prometheus text (see docs/proxy.md).
   --shutdown-timeout S  on SIGTERM/SIGINT stop accepting and let open requests finish for up to
                   S seconds (default 30), then close them; a second signal closes them at once
   --withheld-notice  when a call is withheld (cut or invalid), add a text part to the assistant
-                  message naming it and why, which the model reads on its next turn (Anthropic
-                  Messages and OpenAI Chat; otherwise the call just does not arrive)
+                  message naming it and why, which the model reads on its next turn (every
+                  protocol, streamed and whole; see docs/proxy.md)
   --no-schemas, --no-history, --no-responses, --no-recovery   turn one kind of repair off
+  --text-calls X  for an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp,
+                  Ollama): read the calls the model writes into its text and send them to the
+                  client as real tool_calls (Chat Completions, streamed or not; Ollama /api/chat
+                  streamed): auto, or syntax names
+                  separated by commas (${TEXT_CALL_SYNTAX_NAMES.join(", ")}); with --config, the
+                  --upstream route's only (routes set their own textCalls)
+  --tools FILE    with --text-calls: the tools the model is offered (a JSON list of tool
+                  definitions, or a request body with "tools"): only their names become calls,
+                  and their schemas type XML and pythonic values; a request's own "tools" take
+                  their place for its response
 
 Runs until interrupted (Ctrl-C). Exit codes: 0 stopped (SIGTERM/SIGINT, after draining); 2 usage error; 3 cannot listen, or --config
 unreadable or invalid.`;
@@ -75,6 +90,8 @@ interface ProxyArgs {
   provider: ProviderName | undefined;
   target: string | undefined;
   repairs: { schemas: boolean; history: boolean; responses: boolean; recovery: boolean };
+  textCalls: string | undefined;
+  tools: string | undefined;
 }
 
 function parse(args: string[]): ProxyArgs {
@@ -99,6 +116,8 @@ function parse(args: string[]): ProxyArgs {
         "no-history": { type: "boolean" },
         "no-responses": { type: "boolean" },
         "no-recovery": { type: "boolean" },
+        "text-calls": { type: "string" },
+        tools: { type: "string" },
       },
     });
   } catch (error) {
@@ -144,6 +163,8 @@ function parse(args: string[]): ProxyArgs {
     provider: values.provider as ProviderName | undefined,
     target: values.target,
     repairs: { schemas: !values["no-schemas"], history: !values["no-history"], responses: !values["no-responses"], recovery: !values["no-recovery"] },
+    textCalls: values["text-calls"],
+    tools: values.tools,
   };
 }
 
@@ -180,6 +201,7 @@ export async function startProxyCommand(args: string[], ctx: CliContext): Promis
 
 async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: ProxyServer; options: ProxyArgs }> {
   const options = parse(args);
+  const textCalls = await textCallsOption("proxy", options.textCalls, options.tools, ctx.cwd);
   let routes: ProxyRoute[] = [];
   if (options.config !== undefined) {
     try {
@@ -202,6 +224,7 @@ async function startParsed(args: string[], ctx: CliContext): Promise<{ proxy: Pr
       repairs: options.repairs,
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.target ? { target: options.target } : {}),
+      ...(textCalls ? { textCalls } : {}),
       log: batchedLog(ctx, options.logFormat === "json" ? "" : "toolwire proxy: "),
     });
   } catch (error) {

@@ -5,14 +5,14 @@ import { replayEvents, toReplayJson } from "../../replay.js";
 import { PROVIDERS, type DecodedTurn, type ProviderEvent, type ProviderName, type ToolCall } from "../../types.js";
 import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
-import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../../text-calls/syntaxes.js";
+import { TEXT_CALL_SYNTAX_NAMES } from "../../text-calls/syntaxes.js";
 import type { TextCallSetting } from "../../text-calls/options.js";
 import { collectInputFiles, forEachRecord, inputError, loadRecording, SKIPPED_FOLDERS, type InputFile } from "../input.js";
 import { RecordFormatError } from "../../framing/records.js";
 import { createDecoder } from "../../providers/registry.js";
 import type { StreamingDecoder } from "../../providers/codec.js";
 import { fitLine } from "../text.js";
-import { loadToolsFile } from "../tools-file.js";
+import { textCallsOption } from "../tools-file.js";
 import { wrapWords } from "../../util/wrap.js";
 
 export const summary = "replay recorded streams (NDJSON records or upstream fixtures) and report the decoded tool calls";
@@ -54,19 +54,6 @@ interface ReplayedFile {
   turns: DecodedTurn[];
 }
 
-/** `--text-calls`: undefined when not given (the file's header decides), null for `off` (not even the header's). */
-function parseTextCalls(value: string | undefined): TextCallSetting | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === "off") return null;
-  if (value === "auto") return "auto";
-  const names = value.split(",").map((name) => name.trim()).filter((name) => name.length > 0);
-  const unknown = names.filter((name) => !isTextCallSyntaxName(name));
-  if (names.length === 0 || unknown.length > 0) {
-    throw new CliError(`unknown text-call syntax '${unknown.join(", ") || value}'. Use auto, off or: ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`, EXIT.usage);
-  }
-  return names as TextCallSyntaxName[];
-}
-
 /** Nothing decoded: no call, no text, no reasoning. */
 function decodedNothing(turn: DecodedTurn): boolean {
   return turn.toolCalls.length === 0 && turn.serverToolCalls.length === 0 && turn.text === "" && turn.reasoning === "";
@@ -97,12 +84,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   });
   if (positionals.length === 0) throw usageError("replay", "no file given");
   const provider = providerOption(values.provider);
-  let textCalls = parseTextCalls(values["text-calls"]);
-  if (values.tools !== undefined) {
-    if (textCalls === undefined || textCalls === null) throw usageError("replay", "--tools types the calls read from text: use it with --text-calls");
-    const tools = await loadToolsFile(values.tools, ctx.cwd);
-    textCalls = { syntaxes: textCalls === "auto" ? "auto" : (textCalls as TextCallSyntaxName[]), tools };
-  }
+  const textCalls = await textCallsOption("replay", values["text-calls"], values.tools, ctx.cwd);
   const files = await collectInputFiles(positionals, ctx.cwd, ctx.stdin);
   if (files.length === 0) throw inputError(positionals.join("', '"), "no .ndjson files in it");
 

@@ -5,11 +5,14 @@ import { detectProvider, ProviderDetectionError } from "../../providers/detect.j
 import { isProviderName, type ProviderName } from "../../types.js";
 import { parseCommandArgs, providerOption, usageError } from "../args.js";
 import { CliError, EXIT, serveUntilInterrupted, type CliContext } from "../context.js";
+import { textCallsOption } from "../tools-file.js";
+import type { TextCallSetting } from "../../text-calls/options.js";
+import { TEXT_CALL_SYNTAX_NAMES } from "../../text-calls/syntaxes.js";
 import { collectInputFiles, inputError, loadRecording, readInputText, SKIPPED_FOLDERS, type InputFile } from "../input.js";
 
 export const summary = "serve recorded streams over loopback HTTP as the provider would, for SDKs, fetch and agents under test";
 
-export const usage = `Usage: toolwire serve <file|dir>... [--port N] [--pace F] [--provider P]
+export const usage = `Usage: toolwire serve <file|dir>... [--port N] [--pace F] [--provider P] [--text-calls auto|S,... [--tools FILE]]
 
 Serves the recorded streams in the given files (NDJSON records, or any format 'toolwire import'
 reads; directories are searched for *.ndjson) on http://127.0.0.1:<port> (loopback only) in
@@ -46,6 +49,13 @@ non-streamed requests counted apart).
                  faster); per request: x-toolwire-pace header or ?pace=; default: no pauses
   --provider P   serve every stream as provider P (${"anthropic, openai-chat, openai-responses, gemini, bedrock, ollama"});
                  default: the records' provider field, else detection from the payloads
+  --text-calls X serve Chat Completions (streamed and whole) and Ollama (streamed) recordings of
+                 a server without a tool-call parser as one with a parser would: the calls
+                 written into the text become tool_calls: auto, or syntax names separated by commas
+                 (${TEXT_CALL_SYNTAX_NAMES.join(", ")})
+  --tools FILE   with --text-calls: the tools the model was offered (a JSON list of tool
+                 definitions, or a request body with "tools"): only their names become calls,
+                 and their schemas type XML and pythonic values
 
 Runs until interrupted (Ctrl-C). Exit codes: 0 stopped; 2 usage error; 3 input error: a path
 that is missing, unreadable or empty, an unrecognized format, or a provider not recognizable.`;
@@ -55,16 +65,18 @@ interface ServeArgs {
   port: number;
   pace: number | undefined;
   provider: ProviderName | undefined;
+  textCalls: string | undefined;
+  tools: string | undefined;
 }
 
 function parse(args: string[]): ServeArgs {
-  const { values, positionals } = parseCommandArgs("serve", args, { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" } });
+  const { values, positionals } = parseCommandArgs("serve", args, { port: { type: "string" }, pace: { type: "string" }, provider: { type: "string" }, "text-calls": { type: "string" }, tools: { type: "string" } });
   if (positionals.length === 0) throw usageError("serve", "no file given");
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${values.port}'`, EXIT.usage);
   const pace = values.pace === undefined ? undefined : Number(values.pace);
   if (pace !== undefined && (!Number.isFinite(pace) || pace < 0)) throw new CliError(`--pace must be a non-negative number, got '${values.pace}'`, EXIT.usage);
-  return { paths: positionals, port, pace, provider: providerOption(values.provider) };
+  return { paths: positionals, port, pace, provider: providerOption(values.provider), textCalls: values["text-calls"], tools: values.tools };
 }
 
 /** A recorded whole response line: `{provider, body, status?, contentType?, sequence?, url?}`. */
@@ -171,6 +183,7 @@ export function requestLine(entry: ReplayRequestLog): string {
 /** Loads the streams and starts the server; `run` adds the wait for a signal. Tests call this. */
 export async function startServe(args: string[], ctx: CliContext): Promise<ReplayServer> {
   const options = parse(args);
+  const textCalls: TextCallSetting | null | undefined = await textCallsOption("serve", options.textCalls, options.tools, ctx.cwd);
   const streams = await loadStreams(options.paths, ctx.cwd, options.provider);
   let server: ReplayServer;
   try {
@@ -178,6 +191,7 @@ export async function startServe(args: string[], ctx: CliContext): Promise<Repla
       streams,
       port: options.port,
       ...(options.pace !== undefined ? { pace: options.pace } : {}),
+      ...(textCalls ? { textCalls } : {}),
       onRequest: (entry) => ctx.err(`toolwire serve: ${requestLine(entry)}\n`),
     });
   } catch (error) {

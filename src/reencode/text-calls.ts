@@ -1,0 +1,158 @@
+import { createDecoder } from "../providers/registry.js";
+import type { CodecEvent, DecodedTurn, DecoderOptions } from "../types.js";
+import { DecoderTap, isPlainObject } from "./common.js";
+import type { WholeResponseRepair } from "./whole-common.js";
+
+/**
+ * Re-encoding with `textCalls` (a server without a tool parser, whose model writes its calls into
+ * the text): the decoder takes the calls' markup out of the text, holds what may still start a
+ * marker, and moves reasoning written into the text (`<think>…</think>`) to reasoning. So the text
+ * of a chunk can no longer pass byte for byte: each chunk carries the text and reasoning the
+ * decoder released while reading it (most often exactly what it carried, and then it passes
+ * unchanged), and the calls go out as the protocol's own call events.
+ *
+ * `ReleasedText` collects, per event, what the decoder released; `rewriteChatDelta` puts it into a
+ * Chat chunk. The Chat re-encoder (openai-chat.ts) sends the calls.
+ */
+/** How a call read from the text and sent as the protocol's call event is reported (`DecoderTap.rewritten`). */
+export const TEXT_CALL_REPORT = { code: "text_call_extracted" } as const;
+
+export class ReleasedText {
+  private text = "";
+  private reasoning = "";
+  /** Reasoning was taken out of the text (reported once per stream). */
+  private movedReasoning = false;
+
+  constructor(private readonly tap: DecoderTap) {
+    tap.observer = (event: CodecEvent) => {
+      if (event.type === "text_delta") this.text += event.text;
+      else if (event.type === "reasoning_delta") this.reasoning += event.text;
+    };
+  }
+
+  /** What was released since the last call, and forgets it. */
+  take(): { text: string; reasoning: string } {
+    const released = { text: this.text, reasoning: this.reasoning };
+    this.text = "";
+    this.reasoning = "";
+    return released;
+  }
+
+  /**
+   * A chunk's single choice with its `content` and reasoning set to what was released for it:
+   * `same` when that is what it carried (it passes byte for byte), `drop` when nothing is left in
+   * it, else the rewritten chunk. A chunk with several choices keeps its own (text calls are read
+   * on one choice; docs/text-calls.md).
+   */
+  rewriteChatChunk(data: Record<string, unknown>, released: { text: string; reasoning: string }): "same" | "drop" | Record<string, unknown> {
+    const choices = Array.isArray(data.choices) ? data.choices : [];
+    const choice = choices.length === 1 && isPlainObject(choices[0]) ? choices[0] : null;
+    if (choice === null) return "same";
+    const delta = isPlainObject(choice.delta) ? choice.delta : {};
+    const content = typeof delta.content === "string" ? delta.content : "";
+    const field = typeof delta.reasoning_content === "string" || typeof delta.reasoning !== "string" ? "reasoning_content" : "reasoning";
+    const reasoning = typeof delta[field] === "string" ? (delta[field] as string) : "";
+    if (content === released.text && reasoning === released.reasoning) return "same";
+    if (released.reasoning.length > reasoning.length && !this.movedReasoning) {
+      this.movedReasoning = true;
+      this.tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it." });
+    }
+    const next: Record<string, unknown> = { ...delta };
+    if (released.text !== "" || "content" in delta) next.content = released.text;
+    if (released.reasoning !== "" || field in delta) next[field] = released.reasoning;
+    // A server that sends the reasoning under both names gets the same text under both.
+    if (field === "reasoning_content" && typeof delta.reasoning === "string" && delta.reasoning === reasoning) next.reasoning = released.reasoning;
+    const rewritten = { ...data, choices: [{ ...choice, delta: next }] };
+    return isEmptyChunk(rewritten) ? "drop" : rewritten;
+  }
+}
+
+/**
+ * An Ollama `/api/chat` line with `message.content` and `message.thinking` set to what was released
+ * for it: `same` when that is what it carried, `drop` when a line that carried only text is left
+ * with none, else the rewritten line.
+ */
+export function rewriteOllamaLine(data: Record<string, unknown>, released: { text: string; reasoning: string }): "same" | "drop" | Record<string, unknown> {
+  const message = isPlainObject(data.message) ? data.message : null;
+  if (message === null) return released.text === "" && released.reasoning === "" ? "same" : { ...data, message: ollamaText(released) };
+  const content = typeof message.content === "string" ? message.content : "";
+  const thinking = typeof message.thinking === "string" ? message.thinking : "";
+  if (content === released.text && thinking === released.reasoning) return "same";
+  const next: Record<string, unknown> = { ...message, content: released.text };
+  if (released.reasoning !== "" || "thinking" in message) next.thinking = released.reasoning;
+  if (released.text === "" && released.reasoning === "" && data.done !== true && !Array.isArray(message.tool_calls) && Object.keys(message).every((key) => key === "role" || key === "content" || key === "thinking")) return "drop";
+  return { ...data, message: next };
+}
+
+/** An Ollama message holding released text, reasoning and calls. */
+export function ollamaText(released: { text: string; reasoning: string }, toolCalls: readonly unknown[] = []): Record<string, unknown> {
+  return { role: "assistant", content: released.text, ...(released.reasoning !== "" ? { thinking: released.reasoning } : {}), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+}
+
+const CHUNK_KEYS = new Set(["id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage"]);
+const CHOICE_KEYS = new Set(["index", "delta", "finish_reason", "logprobs"]);
+const TEXT_KEYS = new Set(["content", "reasoning_content", "reasoning"]);
+
+/**
+ * A chunk that carries nothing once its held text is taken out (no role, finish, usage, logprobs,
+ * or field toolwire does not know): it is not sent, rather than sent empty.
+ */
+function isEmptyChunk(data: Record<string, unknown>): boolean {
+  for (const key of Object.keys(data)) if (!CHUNK_KEYS.has(key)) return false;
+  if (data.usage !== undefined && data.usage !== null) return false;
+  const choice = (data.choices as unknown[])[0] as Record<string, unknown>;
+  for (const key of Object.keys(choice)) if (!CHOICE_KEYS.has(key)) return false;
+  if ((choice.finish_reason !== undefined && choice.finish_reason !== null) || (choice.logprobs !== undefined && choice.logprobs !== null)) return false;
+  const delta = choice.delta as Record<string, unknown>;
+  for (const [key, value] of Object.entries(delta)) if (!TEXT_KEYS.has(key) || value !== "") return false;
+  return true;
+}
+
+/**
+ * A non-streamed Chat Completions body (already repaired as `repairChatWhole` does) with the calls
+ * the model wrote into its message text read out, by the same decoder a stream gets: the text and
+ * reasoning become what it released, each runnable call is appended to `tool_calls` (whole, id
+ * `tw_text_<n>`), one that cannot run is withheld, and the finish reason says `tool_calls` only
+ * when a runnable call was read. One choice only (several are left as they are).
+ */
+export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
+  const body = repaired.body;
+  if (!isPlainObject(body) || !Array.isArray(body.choices) || body.choices.length !== 1) return repaired;
+  const choice = body.choices[0];
+  if (!isPlainObject(choice) || !isPlainObject(choice.message)) return repaired;
+  const message = choice.message;
+  const content = typeof message.content === "string" ? message.content : "";
+  const field = typeof message.reasoning_content === "string" || typeof message.reasoning !== "string" ? "reasoning_content" : "reasoning";
+  const reasoning = typeof message[field] === "string" ? (message[field] as string) : "";
+  const finish = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  const tap = new DecoderTap("openai-chat", createDecoder("openai-chat", { ...options, retainText: true }));
+  tap.push({ data: { choices: [{ index: 0, delta: { role: "assistant", ...(reasoning !== "" ? { reasoning_content: reasoning } : {}), content } }] } });
+  tap.push({ data: { choices: [{ index: 0, delta: {}, finish_reason: finish }] } });
+  tap.push({ data: "[DONE]" });
+  tap.end();
+  const turn = tap.turn as DecodedTurn;
+  if (turn.text === content && turn.reasoning === reasoning && turn.toolCalls.length === 0) return repaired;
+  const entries: unknown[] = Array.isArray(message.tool_calls) ? [...message.tool_calls] : [];
+  let runnable = 0;
+  for (const call of turn.toolCalls) {
+    if (call.arguments === null) {
+      tap.withheld(call);
+      continue;
+    }
+    runnable++;
+    tap.rewritten(call, [TEXT_CALL_REPORT.code]);
+    entries.push({ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } });
+  }
+  if (turn.reasoning.length > reasoning.length) tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it." });
+  const next: Record<string, unknown> = { ...message, content: turn.text === "" && entries.length > 0 ? null : turn.text };
+  if (turn.reasoning !== "" || field in message) next[field] = turn.reasoning;
+  if (entries.length > 0) next.tool_calls = entries;
+  let finishReason = choice.finish_reason;
+  if (runnable > 0 && (finish === "stop" || finish === null)) {
+    finishReason = "tool_calls";
+    tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `finish_reason '${String(finish)}' became 'tool_calls' to match the calls read from the text.` });
+  }
+  // The body's turn, read with its text calls when the wire carried none (else the wire calls' turn).
+  const bodyTurn = repaired.turn !== null && repaired.turn.toolCalls.length > 0 ? repaired.turn : turn;
+  return { body: { ...body, choices: [{ ...choice, message: next, finish_reason: finishReason }] }, changed: true, turn: bodyTurn, repairs: [...repaired.repairs, ...tap.repairs] };
+}

@@ -19,8 +19,8 @@ export interface DecoderLimits {
 }
 
 /**
- * The default decoder limits (see the README's Reliability section); override any of them with
- * `limits` in the decoder options.
+ * The default decoder limits (each is explained on `DecoderLimits`, and in docs/providers.md,
+ * "Limits"); override any of them with `limits` in the decoder options.
  */
 export const DEFAULT_LIMITS: Required<DecoderLimits> = {
   maxArgumentChars: 16 * 1024 * 1024,

@@ -8,6 +8,7 @@ import type { DiagnosticCode } from "./diagnostics/codes.js";
  * diffed and replayed.
  */
 
+/** The wire protocols toolwire decodes, by name (`ProviderName` is one of them). */
 export const PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini", "bedrock", "ollama"] as const;
 /** One of `PROVIDERS`: a wire protocol toolwire decodes. */
 export type ProviderName = (typeof PROVIDERS)[number];

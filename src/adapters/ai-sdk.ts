@@ -33,10 +33,12 @@ import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderNa
  * real packages).
  */
 
-/** What toolwire adds to each client tool-call part's `providerMetadata`. */
+/** What toolwire adds to each client tool-call part's `providerMetadata`, under `toolwire`. */
 export interface ToolwireCallMetadata {
   [key: string]: unknown;
+  /** Where the arguments came from (`ToolCall.source`: `delta`, `final`, …), null when none could be used. */
   source: string | null;
+  /** The repairs made to the arguments (`ToolCall.repairs`); empty when they were used as sent. */
   repairs: string[];
   /** The error code of a call toolwire did not deliver as runnable (`truncated`, `invalid_json`, …). */
   error?: string;
@@ -178,9 +180,11 @@ function pairParts(calls: readonly ToolCall[], parts: readonly StreamPart[]): Ar
 }
 
 /**
- * The middleware. `wrapLanguageModel({ model, middleware: toolwireMiddleware() })` with AI SDK 6 or
- * 7 (`toolwireMiddleware({ specificationVersion: "v4" })` where a `LanguageModelV4Middleware` is
- * required).
+ * Creates the middleware: `wrapLanguageModel({ model, middleware: toolwireMiddleware() })`, with
+ * AI SDK 6 or 7 (`toolwireMiddleware({ specificationVersion: "v4" })` where a
+ * `LanguageModelV4Middleware` is required). The model's stream is decoded by toolwire and its
+ * tool-call parts carry toolwire's calls (see this entry point's description above for what
+ * happens to a call that is repaired, invalid or cut).
  */
 export function toolwireMiddleware<V extends "v3" | "v4" = "v3">(options: ToolwireMiddlewareOptions<V> = {}): ToolwireLanguageModelMiddleware<V> {
   /** The calls whose caller did not ask for raw chunks: they are asked for here and not passed on. */

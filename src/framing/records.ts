@@ -8,9 +8,13 @@ import { isPlainObject } from "../json/equal.js";
  * `{data, event?, sequence?, provider?, t?}` or bare payload lines.
  */
 
+/** One stream of a recorded file (the records sharing a `sequence`), as `parseRecords` returns it. */
 export interface RecordedStream {
+  /** The records' `sequence`, or null when they name none. */
   sequence: string | null;
+  /** The records' `provider`, or null when they name none (then it comes from the caller or detection). */
   provider: ProviderName | null;
+  /** The provider events, in file order. */
   events: ProviderEvent[];
   /** Milliseconds since stream start per event (`t`), present only when some record had one. */
   times?: (number | undefined)[];
@@ -47,7 +51,7 @@ function describe(value: unknown): string {
 }
 
 /**
- * Parses a recorded stream file (NDJSON records, see the README) into streams grouped by
+ * Parses a recorded stream file (NDJSON records, see docs/design.md) into streams grouped by
  * `sequence`, in file order. Blank and `#` lines are skipped; a line that is not a record throws
  * RecordFormatError with its line number.
  */

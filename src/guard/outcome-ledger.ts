@@ -36,7 +36,10 @@ export interface OutcomeEntry {
 
 /** Options of `createOutcomeLedger`: how a target becomes a key, and the footer's heading. */
 export interface OutcomeLedgerOptions {
-  /** Maps a target to its identity key. Default: path normalization (see normalizePathKey). */
+  /**
+   * Maps a target to its identity key. Default: path normalization without touching a file
+   * system (`./src/a.ts`, `src//a.ts` and `src/x/../a.ts` are one key).
+   */
   normalizeKey?: (target: string) => string;
   /** Heading of the footer (default "Files NOT modified this turn"). */
   heading?: string;
@@ -55,6 +58,7 @@ export interface RecordInput {
 
 /** The outcomes of one turn's mutating calls per target; created by `createOutcomeLedger`. */
 export interface OutcomeLedger {
+  /** Records what one mutating call did to its target (`ok: false` with a short `error` for a failure); returns the entry. */
   record(input: RecordInput): OutcomeEntry;
   /** Every entry, in order. */
   entries(): OutcomeEntry[];

@@ -1,10 +1,14 @@
 /**
- * History pairing: check, repair and encode conversations in each provider's own message format.
+ * `toolwire/history`: conversation histories in each provider's own message format (five formats).
+ * Check and repair tool call / result pairing, convert a history to another format, and encode a
+ * decoded turn and tool results for the next request.
  *
  * ```ts
+ * import { checkHistory, encodeTurn, repairHistory } from "toolwire/history";
+ *
  * const faults = checkHistory(messages, "anthropic");
  * const { messages: fixed, edits } = repairHistory(messages, "anthropic", { danglingCalls: "insert_error_result" });
- * const { messages: turn, errorResults } = encodeTurn(decoded, "anthropic");
+ * const { messages: assistant, errorResults } = encodeTurn(turn, "anthropic");
  * ```
  */
 import type { DecodedTurn } from "../types.js";

@@ -112,8 +112,12 @@ export interface Edit {
 /** Options of the history check: the target's id rule and whether the request enables thinking. */
 export interface HistoryOptions {
   /**
-   * Id rule of the target behind the format; defaults to the format's own (see `defaultIdRule`).
-   * `kimi` also applies Kimi's other history rule: no empty text content beside tool calls.
+   * Id rule of the target behind the format (a Chat Completions history sent to Mistral: `mistral`);
+   * defaults to the format's own: `anthropic`, `openai` for openai-chat, `bedrock`, else `none`.
+   * `anthropic`: `[a-zA-Z0-9_-]+`; `openai`: at most 40 characters; `bedrock`: 1 to 64 of
+   * `[a-zA-Z0-9_.:-]`; `kimi`: `functions.<name>:<index>`; `mistral`: exactly 9 of `[a-zA-Z0-9]`;
+   * `none`: any non-empty id. `kimi` also applies Kimi's other history rule: no empty text content
+   * beside tool calls.
    */
   ids?: IdRule;
   /**

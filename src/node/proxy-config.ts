@@ -101,7 +101,10 @@ export function parseProxyConfig(value: unknown, source = "the config", baseDir 
   return { routes: out };
 }
 
-/** Reads and checks a config file. */
+/**
+ * Reads and checks a JSON config file (see `ProxyConfig`): throws a ToolwireError
+ * (`invalid_proxy_config`) for a file that cannot be read, is not JSON, or fails `parseProxyConfig`.
+ */
 export async function loadProxyConfig(path: string): Promise<ProxyConfig> {
   let text: string;
   try {

@@ -18,16 +18,23 @@ export interface RepairReport {
    * again after a recoverable error; `classified`: an error passed through, with its reason.
    */
   action: "rewritten" | "withheld" | "normalized" | "edited" | "sanitized" | "retried" | "classified";
+  /** What was changed or found, as the code the rest of toolwire uses for it (see above, and docs/reference/codes.md). */
   code: string;
+  /** The change in a sentence, for a person or a model. */
   message: string;
+  /** The protocol of the request or response. */
   provider?: ProviderName;
-  /** The call's index in the decoded turn, its id (after repair) and the id the provider sent. */
+  /** A call's change: the call's index in the decoded turn. */
   callIndex?: number;
+  /** A call's change: its id, after repair. */
   id?: string;
+  /** A call's change: the id the provider sent, when it differs from `id`. */
   providerId?: string;
+  /** A call's change: its tool name. */
   name?: string;
-  /** Message index (history edits), tool name (schema changes). */
+  /** A history edit: the index of the message it concerns. */
   messageIndex?: number;
+  /** A schema change: the tool whose schema it concerns. */
   tool?: string;
   /**
    * The id of the request the repair belongs to (`x-request-id`, the client's or one minted):

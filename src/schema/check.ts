@@ -44,8 +44,8 @@ export type TargetName = SchemaTarget | (string & {});
 /**
  * What in `schema` the target would reject or silently ignore, without changing it;
  * `sanitizeSchema` fixes what is fixable. A whole tool definition is refused
- * (ToolDefinitionGivenError): use checkTools for those. Throws TooDeepError for a schema nested
- * deeper than MAX_SCHEMA_DEPTH.
+ * (ToolDefinitionGivenError): pass its parameter schema, or the tool list to `sanitizeTools`.
+ * Throws TooDeepError for a schema nested deeper than `DEFAULT_LIMITS.maxDepth` (256).
  */
 export function checkSchema(schema: unknown, target: TargetName, options: SanitizeOptions = {}): SchemaProblem[] {
   refuseToolDefinition(schema, "checkSchema");

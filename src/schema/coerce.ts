@@ -19,6 +19,10 @@ import {
  * its type and does accept the coerced one; everything else is left exactly as it came.
  */
 
+/**
+ * What a coercion did: a string read as a `number`, `boolean` or `null`; a string holding JSON read
+ * as the object or list it holds (`json`); one value wrapped in a list (`array`).
+ */
 export type CoercionKind = "number" | "boolean" | "null" | "json" | "array";
 
 /** One coercion applied to the arguments: where, which kind, and the value before and after. */

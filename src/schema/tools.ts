@@ -62,8 +62,9 @@ interface Slot {
 }
 
 /**
- * Sanitizes every tool's schema for `target`, in any of the shapes of ToolShape (the list may
- * mix them). Tools that carry no schema (provider built-ins such as `{type: "web_search"}`,
+ * Sanitizes every tool's schema for `target`, with each tool in its provider's own shape (Chat
+ * Completions, Responses, Anthropic, MCP, Bedrock Converse, Gemini, a bare function declaration;
+ * the list may mix them). Tools that carry no schema (provider built-ins such as `{type: "web_search"}`,
  * `{googleSearch: {}}`) pass through unchanged and are listed in `skipped`. The input is never
  * mutated.
  */

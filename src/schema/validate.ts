@@ -98,7 +98,7 @@ const ALL_COERCIONS: readonly CoercionKind[] = ["number", "boolean", "null", "js
  * Arguments nested deeper than `DEFAULT_LIMITS.maxDepth` (which the decoders already refuse) are
  * invalid with one `too_deep` issue, unwalked. Throws SchemaCompileError for a schema that cannot
  * be compiled (including a pattern the linear-time engine refuses) and TooDeepError for a schema
- * nested deeper than MAX_SCHEMA_DEPTH.
+ * nested deeper than `DEFAULT_LIMITS.maxDepth` (256).
  */
 export function validateArguments(schema: Schema, args: unknown, options: ValidateOptions = {}): ValidationResult {
   const { validate } = compileSchema(schema);

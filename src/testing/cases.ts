@@ -31,6 +31,7 @@ import { encodeWire } from "./wire.js";
  * users' own cases are checked without it (the loop that draws cases is fuzz.ts).
  */
 
+/** The stream a fuzz case starts from, before any mutation: its events, where they came from, and (when generated) what it must decode to. */
 export interface FuzzSource {
   /** Where the stream came from: `testdata/<provider>/<file>#<sequence>` or `generated`. */
   origin: string;

@@ -19,11 +19,19 @@ import { stringifyJson } from "./values.js";
  * records (not the seed): the same counterexample found twice is one file.
  */
 
+/**
+ * One regression file read back (`parseRegression`) or about to be written (`formatRegression`):
+ * the case (provider, source stream, mutation plan, mutated events), the property it violated,
+ * the seed and path that found it, and whether the bug is fixed.
+ */
 export interface Regression extends MaterializedCase {
+  /** The invariant the case violated. */
   property: PropertyName;
   /** The violation message when the file was written. */
   violation: string;
+  /** The fast-check seed that found the case, or null. */
   seed: number | null;
+  /** The fast-check path that reproduces the shrunk case with `seed`, or null. */
   path: string | null;
   /** `open` marks a known bug not fixed yet: the replay expects it to still fail. */
   status: "fixed" | "open";

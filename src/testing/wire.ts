@@ -16,7 +16,7 @@ export type LineEnding = "lf" | "crlf" | "cr";
 
 /** How `encodeWire` writes events: framing, line endings, keep-alives and field order. */
 export interface WireOptions {
-  /** Framing to write; defaults to the provider's own (`defaultFraming`). */
+  /** Framing to write; defaults to the provider's own (SSE for most, NDJSON for Ollama, the AWS event stream for Bedrock). */
   framing?: FramingName;
   lineEnding?: LineEnding;
   /** Positions (event indices, taken modulo events + 1) before which a keep-alive goes: an SSE comment or a blank NDJSON line. */

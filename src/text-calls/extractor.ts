@@ -923,14 +923,22 @@ function isResolved(options: TextCallSetting | ResolvedTextCallOptions): options
 
 /**
  * The extractor run on a whole text at once (a stored message, a provider's failed generation):
- * the text without the calls' markup, the calls, and diagnostics. A call still open at the end is
- * `complete: false` with `cause`. Throws TextCallOptionsError on bad options.
+ * the text without the calls' markup, the calls, and diagnostics. Throws TextCallOptionsError on
+ * bad options.
+ *
+ * @param text The whole text.
+ * @param setting The syntaxes to read and the tools that count, as the `textCalls` decoder option
+ *   takes them (default `"auto"`: every syntax, any tool name).
+ * @param cause How the text ended (default `stream_ended`: the model stopped on its own). A call
+ *   still open at the end is `complete: false` with this cause.
+ * @param cut Whether the text was cut short (default: `cause` is not `stream_ended`). Markup that
+ *   had not yet become a call's arguments when the text ended is a call (not complete) only in a
+ *   cut text; otherwise the model never formed a call and it stays text.
  */
 export function extractTextCalls(
   text: string,
   setting: TextCallSetting | ResolvedTextCallOptions = "auto",
   cause: TruncationCause = "stream_ended",
-  /** Whether the text was cut (the output limit, an error): a call still open is then reported as not complete rather than text. */
   cut: boolean = cause !== "stream_ended",
 ): { text: string; reasoning: string; calls: ExtractedTextCall[]; diagnostics: Diagnostic[] } {
   const options = isResolved(setting) ? setting : (resolveTextCallOptions(setting) as ResolvedTextCallOptions);

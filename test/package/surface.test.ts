@@ -1,15 +1,18 @@
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { isDocumented, loadSurface, resolveExport, undocumentedExports, type Surface } from "../../scripts/api-surface.js";
+import { API_COMMAND, API_DIR, pageOf, renderApiDocs, staleApiPages } from "../../scripts/gen-api-docs.js";
 
 /**
  * The public surface: every name a user can import, over the entry points of package.json
  * `exports`. One program of the TypeScript compiler reads them all (a few seconds), and:
  * - every exported symbol (after following re-exports) carries a doc comment on at least one
  *   declaration (members of interfaces and classes are not checked here; the exported name is);
+ * - docs/api/, the API reference generated from those comments (scripts/gen-api-docs.ts), is up
+ *   to date;
  * - each entry point exports exactly the names listed in SURFACE below, so a new export fails
- *   until it is documented (its TSDoc, and a line in the API reference) and listed here;
+ *   until it is documented (its TSDoc, and `npm run docs:api`) and listed here;
  * - the whole surface stays within MAX_EXPORTS names;
  * - the named types of every exported function's parameters and result are exported too (a user
  *   can write the type of what they pass and get).
@@ -20,7 +23,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The most names all entry points may export together. */
 const MAX_EXPORTS = 160;
 
-/** Each entry point's exports, sorted. Adding one: TSDoc on it, a line in the API reference, and here. */
+/** Each entry point's exports, sorted. Adding one: TSDoc on it, `npm run docs:api`, and here. */
 const SURFACE: Record<string, readonly string[]> = {
   toolwire: [
     "ByteDecoder",
@@ -186,68 +189,16 @@ const SURFACE: Record<string, readonly string[]> = {
   "toolwire/testing/fuzz": ["FuzzOptions", "FuzzSummary", "generatedStream", "runFuzz"],
 };
 
-interface Manifest {
-  exports: Record<string, string | { import?: { default?: string } }>;
-}
-
-function entryFiles(): Map<string, string> {
-  const manifest = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as Manifest;
-  const entries = new Map<string, string>();
-  for (const [subpath, target] of Object.entries(manifest.exports)) {
-    const built = typeof target === "string" ? target : target.import?.default;
-    if (built === undefined || !built.startsWith("./dist/src/")) continue;
-    entries.set(subpath === "." ? "toolwire" : `toolwire/${subpath.slice(2)}`, `${ROOT}src/${built.slice("./dist/src/".length).replace(/\.js$/, ".ts")}`);
-  }
-  return entries;
-}
-
-interface Surface {
-  checker: ts.TypeChecker;
-  /** Entry point → its exported symbols, as exported (aliases unresolved). */
-  exports: Map<string, ts.Symbol[]>;
-}
-
 let surface: Surface | undefined;
 
 /** One program for every test here: building it is most of the cost. */
 function load(): Surface {
-  if (surface) return surface;
-  const entries = entryFiles();
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true, types: ["node"] };
-  const program = ts.createProgram([...entries.values()], options);
-  const checker = program.getTypeChecker();
-  const exports = new Map<string, ts.Symbol[]>();
-  for (const [entry, file] of entries) {
-    const source = program.getSourceFile(file);
-    const module = source && checker.getSymbolAtLocation(source);
-    if (!module) throw new Error(`${entry}: ${file} not found`);
-    exports.set(entry, checker.getExportsOfModule(module));
-  }
-  surface = { checker, exports };
-  return surface;
+  return (surface ??= loadSurface(ROOT));
 }
 
-function target(checker: ts.TypeChecker, symbol: ts.Symbol): ts.Symbol {
-  return symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-}
-
-function undocumented(): Map<string, string[]> {
-  const { checker, exports } = load();
-  const missing = new Map<string, string[]>();
-  for (const [entry, symbols] of exports) {
-    const names: string[] = [];
-    for (const exported of symbols) {
-      const symbol = target(checker, exported);
-      const documented = (symbol.declarations ?? []).some((declaration) => {
-        // A `const x = …` is documented on its statement.
-        const node = ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
-        return ts.getJSDocCommentsAndTags(node).length > 0;
-      });
-      if (!documented) names.push(exported.name);
-    }
-    missing.set(entry, names.sort());
-  }
-  return missing;
+/** Entry point → its exported symbols, as exported (aliases unresolved). */
+function exportsByEntry(): Map<string, ts.Symbol[]> {
+  return new Map(load().entries.map((entry) => [entry.name, entry.exports]));
 }
 
 /** The named types (aliases, interfaces, classes) a type is written with, at its top level and in its type arguments. */
@@ -266,14 +217,45 @@ function namedTypes(checker: ts.TypeChecker, type: ts.Type, out: Set<ts.Symbol>,
 
 describe("public exports", () => {
   it("every entry point's exports have JSDoc", { timeout: 120_000 }, () => {
-    const missing = undocumented();
+    const missing = undocumentedExports(load());
     expect(missing.size).toBeGreaterThanOrEqual(7);
     const report = [...missing].filter(([, names]) => names.length > 0).map(([entry, names]) => `${entry}: ${names.join(", ")}`);
     expect(report, `exports without JSDoc:\n${report.join("\n")}`).toEqual([]);
   });
 
+  it("an export without a doc comment (or with an empty one) counts as undocumented", () => {
+    const text = [
+      "/** Documented. */ export function a() {}",
+      "export function b() {}",
+      "/** */ export interface C {}",
+      "// A line comment is not a doc comment.",
+      "export type D = string;",
+      "/** Documented on its statement. */ export const e = 1;",
+      "export const f = 1;",
+      "/** A file's opening comment, apart from the declaration by a blank line. */",
+      "",
+      "export interface G {}",
+    ].join("\n");
+    const source = ts.createSourceFile("/sample.ts", text, ts.ScriptTarget.ES2022, true);
+    const host = ts.createCompilerHost({ noLib: true });
+    host.getSourceFile = (name) => (name === "/sample.ts" ? source : undefined);
+    host.fileExists = (name) => name === "/sample.ts";
+    const program = ts.createProgram({ rootNames: ["/sample.ts"], options: { noLib: true, noEmit: true }, host });
+    const checker = program.getTypeChecker();
+    const module = checker.getSymbolAtLocation(source);
+    const documented = checker.getExportsOfModule(module as ts.Symbol).map((symbol) => [symbol.name, isDocumented(symbol)]);
+    expect(Object.fromEntries(documented)).toEqual({ a: true, b: false, C: false, D: false, e: true, f: false, G: false });
+  });
+
+  it(`${API_DIR}/ is generated from the TSDoc (if this fails, run: ${API_COMMAND})`, { timeout: 120_000 }, () => {
+    const pages = renderApiDocs(load());
+    expect([...pages.keys()].sort()).toEqual(["README.md", ...load().entries.map((entry) => pageOf(entry.name))].sort());
+    const stale = staleApiPages(ROOT, pages);
+    expect(stale, `${API_DIR}/ is out of date (${stale.join(", ")}): run ${API_COMMAND}`).toEqual([]);
+  });
+
   it("each entry point exports exactly its listed names", { timeout: 120_000 }, () => {
-    const { exports } = load();
+    const exports = exportsByEntry();
     expect([...exports.keys()].sort()).toEqual(Object.keys(SURFACE).sort());
     const report: string[] = [];
     for (const [entry, symbols] of exports) {
@@ -281,27 +263,28 @@ describe("public exports", () => {
       const listed = new Set(SURFACE[entry] ?? []);
       const added = [...actual].filter((name) => !listed.has(name)).sort();
       const removed = [...listed].filter((name) => !actual.has(name)).sort();
-      if (added.length > 0) report.push(`${entry} exports ${added.join(", ")}, not listed: document it (TSDoc and the API reference) and add it to SURFACE, or import it from its own module instead`);
-      if (removed.length > 0) report.push(`${entry} no longer exports ${removed.join(", ")}: remove it from SURFACE and the API reference`);
+      if (added.length > 0) report.push(`${entry} exports ${added.join(", ")}, not listed: document it (TSDoc, then ${API_COMMAND}) and add it to SURFACE, or import it from its own module instead`);
+      if (removed.length > 0) report.push(`${entry} no longer exports ${removed.join(", ")}: remove it from SURFACE and run ${API_COMMAND}`);
     }
     expect(report, report.join("\n")).toEqual([]);
   });
 
   it(`the surface stays within ${MAX_EXPORTS} names`, { timeout: 120_000 }, () => {
-    const { exports } = load();
+    const exports = exportsByEntry();
     const total = [...exports.values()].reduce((sum, symbols) => sum + symbols.length, 0);
     expect(total, `${total} exports over ${exports.size} entry points`).toBeLessThanOrEqual(MAX_EXPORTS);
     expect(Object.values(SURFACE).reduce((sum, names) => sum + names.length, 0)).toBeLessThanOrEqual(MAX_EXPORTS);
   });
 
   it("the named types of exported functions' parameters and results are exported", { timeout: 120_000 }, () => {
-    const { checker, exports } = load();
-    const exported = new Set([...exports.values()].flat().map((symbol) => target(checker, symbol)));
+    const { checker } = load();
+    const exports = exportsByEntry();
+    const exported = new Set([...exports.values()].flat().map((symbol) => resolveExport(checker, symbol)));
     const fromSrc = (symbol: ts.Symbol): boolean => (symbol.declarations ?? []).some((declaration) => declaration.getSourceFile().fileName.startsWith(`${ROOT}src/`));
     const report: string[] = [];
     for (const [entry, symbols] of exports) {
       for (const symbol of symbols) {
-        const fn = target(checker, symbol);
+        const fn = resolveExport(checker, symbol);
         const declaration = fn.declarations?.[0];
         if (!(fn.flags & ts.SymbolFlags.Function) || !declaration) continue;
         const used = new Set<ts.Symbol>();

@@ -7,11 +7,12 @@ import { classifyProviderError, type ProviderErrorClassification } from "../guar
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/equal.js";
 import { stringifyJson } from "../json/stringify.js";
-import { createReencoder, createReencodingStream, repairWholeResponse } from "../reencode/index.js";
+import { createReencoder, repairWholeResponse } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
 import { SCHEMA_TARGETS, type SchemaTarget } from "../schema/targets/types.js";
 import type { DecodedTurn, DecoderOptions, ProviderName } from "../types.js";
+import { reencodedBody } from "./reencoded-body.js";
 import { repairRequestHistory, sanitizeTools, withRequestTools } from "./request.js";
 import { isVertexUrl, routeFor, routeOf, targetOf, type Route } from "./routes.js";
 
@@ -172,12 +173,10 @@ export function createRepairingFetch(options: RepairingFetchOptions = {}): Fetch
       ...(invokeStream ? { framing: "aws-eventstream" as const } : {}),
       ...(route.provider === "gemini" ? { addMissingIds: !isVertexUrl(url) } : {}),
     });
-    const stream = response.body.pipeThrough(
-      createReencodingStream(reencoder, (done) => {
-        for (const entry of done.repairs) options.onRepair?.(entry);
-        if (done.turn) options.onTurn?.(done.turn, { provider: route.provider, repairs: [...reports, ...done.repairs] });
-      }),
-    );
+    const stream = reencodedBody(response.body, reencoder, (done) => {
+      for (const entry of done.repairs) options.onRepair?.(entry);
+      if (done.turn) options.onTurn?.(done.turn, { provider: route.provider, repairs: [...reports, ...done.repairs] });
+    });
     const headers = new Headers(response.headers);
     headers.delete("content-length");
     headers.delete("content-encoding");

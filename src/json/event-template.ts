@@ -218,10 +218,10 @@ export class EventJsonReader {
     let from = 0;
     for (const { start, end } of located) {
       if (start < from) return;
-      pieces.push(text.slice(from, start));
+      pieces.push(ownCopy(text.slice(from, start)));
       from = end;
     }
-    pieces.push(text.slice(from));
+    pieces.push(ownCopy(text.slice(from)));
     // The probe: each hole's value replaced by a marker it did not hold must land at that hole's path.
     const markers = located.map(({ hole }, i) => {
       const marker = hole.kind === "string" ? `toolwire-hole-${i}` : 987_654_321 + i * 2;
@@ -297,6 +297,16 @@ function stringValue(text: string, start: number, end: number): string {
 }
 
 const FLAT_SLICE_LENGTH = 13;
+
+/**
+ * A string with memory of its own. A template lives as long as its stream, and a slice of an
+ * event's text would keep the whole text the framer decoded alive with it (V8 slices longer
+ * strings by reference): with many streams at once, those texts outlive the young generation and
+ * fill the old one. Concatenating, then slicing, makes V8 copy the characters into a new string.
+ */
+function ownCopy(slice: string): string {
+  return slice.length < FLAT_SLICE_LENGTH ? slice : ` ${slice}`.slice(1);
+}
 
 function valueAt(value: unknown, path: readonly Key[]): unknown {
   let node = value;

@@ -23,8 +23,11 @@ export class DecoderTap {
   /** Sees every event the decoder writes, pushed or at the end (the text-call hook: text-calls.ts). */
   observer: ((event: CodecEvent) => void) | null = null;
   /**
-   * What the decoder wrote for recent events: appended to, and replaced only once it is long.
-   * Emptying it for every event (setting its length, a runtime call) took 1.4% of a re-encode.
+   * What the decoder wrote for recent events: appended to, and replaced once it holds a few.
+   * Emptying it for every event (setting its length, a runtime call) took 1.4% of a re-encode; a
+   * fresh array per event costs as much in allocation. Not kept long: with hundreds of streams at
+   * once, codec events kept for a stream's next pushes outlive two scavenges, are promoted, and
+   * fill the old generation with garbage (it was replaced after 256 events: docs/proxy.md, Cost).
    */
   private sink: CodecEvent[] = [];
   private started = 0;
@@ -36,7 +39,7 @@ export class DecoderTap {
 
   /** Pushes one event; returns the calls it ended. */
   push(event: ProviderEvent): ToolCall[] {
-    if (this.sink.length > 256) this.sink = [];
+    if (this.sink.length > 16) this.sink = [];
     const sink = this.sink;
     const from = sink.length;
     this.decoder.pushInto(event, sink);

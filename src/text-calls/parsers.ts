@@ -489,7 +489,7 @@ export class ToolCallTagParser extends CallParser {
             this.state = ToolCallTagState.Inner;
             i = end;
           } else if (x.has("glm") && !isWs(c)) {
-            this.inner = new GlmParser();
+            this.inner = InvokeParser.glm();
             this.state = ToolCallTagState.Inner;
             i = j;
           } else return this.reject(j);
@@ -515,49 +515,70 @@ export class ToolCallTagParser extends CallParser {
   }
 }
 
-// ---- XML-like invoke/parameter calls: Qwen3-Coder, DeepSeek DSML ---------------------------------
+// ---- XML-like invoke/parameter calls: Qwen3-Coder, DeepSeek DSML, GLM -----------------------------
 
 const DSML = "<｜DSML｜";
 
-/** How a syntax writes a call as an element whose name is the tool's, with an element per parameter. */
+/** How a syntax writes a call as markup that names the tool, with markup around each parameter. */
 interface InvokeMarkup {
   readonly syntax: TextCallSyntaxName;
-  /** A section of calls, each opened by `open` (DSML); null: one call, read from its name on. */
-  readonly section: { readonly open: string; readonly end: string } | null;
-  /** What ends the name; a `{` among them is not consumed: JSON arguments begin there. */
+  /** A section of calls, each opened by `open` (DSML); without it, one call, read from its name on. */
+  readonly section?: { readonly open: string; readonly end: string };
+  /** What ends the name, consumed; a `{` among them begins JSON arguments. */
   readonly nameEnds: readonly string[];
+  /** What ends the name and is left for the parameters to read (GLM's `<arg_key>`). */
+  readonly nameStops?: readonly string[];
+  /** What a name may not hold (after trimming, with `trim`). */
+  readonly invalidName: RegExp;
   /** Markup between the name's end and the parameters (DSML's `>`): the call opens after it. */
-  readonly afterName: string | null;
-  /** Whether whitespace around a name or key is dropped (else a name with it is no call). */
+  readonly afterName?: string;
+  /** Whether whitespace around a name or key is dropped. */
   readonly trim: boolean;
+  /** Whether a key may span lines (GLM: its name ends at a newline). */
+  readonly multiline?: boolean;
   readonly parameter: string;
   readonly keyEnd: string;
   /** The key is followed by attributes up to `>` that type the value (DSML's `string="true|false"`). */
-  readonly typedByAttributes: boolean;
+  readonly typedByAttributes?: boolean;
+  /** Markup between the key and its value (GLM's `<arg_value>`). */
+  readonly valueOpen?: string;
   /** What ends a value (the first is consumed; the others begin the next part and are left). */
   readonly valueEnds: readonly string[];
   readonly trimNewlines: boolean;
   readonly end: string;
-  /** A JSON object in place of the parameters is cut at `end` outside a string (an invalid_json call). */
-  readonly jsonCutAtEnd: boolean;
+  /** A JSON object in place of the parameters: read to its close, or cut at `end` outside a string (an invalid_json call). */
+  readonly jsonArguments?: "whole" | "cut-at-end";
   /** Markup that may follow the call's end (`</tool_call>` after Qwen3-Coder's `</function>`). */
-  readonly trail: string | null;
+  readonly trail?: string;
 }
 
 const QWEN3_CODER: InvokeMarkup = {
   syntax: "qwen3-coder",
-  section: null,
   nameEnds: [">", "{"],
-  afterName: null,
+  invalidName: /[\s<>]/,
   trim: true,
   parameter: "<parameter=",
   keyEnd: ">",
-  typedByAttributes: false,
   valueEnds: ["</parameter>", "<parameter=", "</function>"],
   trimNewlines: true,
   end: "</function>",
-  jsonCutAtEnd: false,
+  jsonArguments: "whole",
   trail: "</tool_call>",
+};
+
+const GLM: InvokeMarkup = {
+  syntax: "glm",
+  nameEnds: ["\n"],
+  nameStops: ["<arg_key>", "</tool_call>"],
+  invalidName: /</,
+  trim: true,
+  multiline: true,
+  parameter: "<arg_key>",
+  keyEnd: "</arg_key>",
+  valueOpen: "<arg_value>",
+  valueEnds: ["</arg_value>"],
+  trimNewlines: false,
+  end: "</tool_call>",
 };
 
 function dsmlMarkup(section: "function_calls" | "tool_calls"): InvokeMarkup {
@@ -565,6 +586,7 @@ function dsmlMarkup(section: "function_calls" | "tool_calls"): InvokeMarkup {
     syntax: "deepseek",
     section: { open: `${DSML}invoke name="`, end: `</｜DSML｜${section}>` },
     nameEnds: ['"'],
+    invalidName: /[\s<>]/,
     afterName: ">",
     trim: false,
     parameter: `${DSML}parameter name="`,
@@ -573,8 +595,7 @@ function dsmlMarkup(section: "function_calls" | "tool_calls"): InvokeMarkup {
     valueEnds: [`</｜DSML｜parameter>`],
     trimNewlines: false,
     end: `</｜DSML｜invoke>`,
-    jsonCutAtEnd: true,
-    trail: null,
+    jsonArguments: "cut-at-end",
   };
 }
 
@@ -587,6 +608,7 @@ const enum InvokeState {
   Parameters,
   Key,
   Attributes,
+  ValueOpen,
   Value,
   JsonArgs,
   AfterJson,
@@ -594,13 +616,14 @@ const enum InvokeState {
 }
 
 /**
- * A call written as an element with an element per parameter, in one of two markups:
+ * A call written as markup around its name and each parameter, in one of three markups:
  * Qwen3-Coder's `<function=NAME>` then `<parameter=KEY>VALUE</parameter>`… `</function>` (or
  * `<function=NAME>{json}</function>`, the form Llama models write on Groq), and DeepSeek V3.2 / V4
  * DSML, after `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4): `<｜DSML｜invoke name="f">`
  * then `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`… `</｜DSML｜invoke>`,
  * then the section's close. DSML's `string="true"` values are strings; `string="false"` values are
- * JSON (kept as the string written, with a diagnostic, when they are not).
+ * JSON (kept as the string written, with a diagnostic, when they are not). GLM 4.5+, after
+ * `<tool_call>`: `NAME` `<arg_key>K</arg_key><arg_value>V</arg_value>`… `</tool_call>`.
  */
 export class InvokeParser extends CallParser {
   private state: InvokeState;
@@ -613,12 +636,21 @@ export class InvokeParser extends CallParser {
 
   constructor(private readonly markup: InvokeMarkup) {
     super();
-    this.state = markup.section === null ? InvokeState.Name : InvokeState.Section;
-    this.token = new Until(markup.nameEnds);
+    this.state = markup.section ? InvokeState.Section : InvokeState.Name;
+    this.token = this.nameReader();
+  }
+
+  private nameReader(): Until {
+    const m = this.markup;
+    return new Until(m.nameStops ? [...m.nameEnds, ...m.nameStops] : m.nameEnds, MAX_NAME, !m.multiline);
   }
 
   static qwen3Coder(): InvokeParser {
     return new InvokeParser(QWEN3_CODER);
+  }
+
+  static glm(): InvokeParser {
+    return new InvokeParser(GLM);
   }
 
   static dsml(section: "function_calls" | "tool_calls"): InvokeParser {
@@ -635,13 +667,13 @@ export class InvokeParser extends CallParser {
 
   /** After the call's end (at `i`, marked): the section's next call, or the optional trail. */
   private afterCall(): void {
-    this.state = this.markup.section === null ? InvokeState.Trail : InvokeState.Section;
+    this.state = this.markup.section ? InvokeState.Section : InvokeState.Trail;
   }
 
   private startValue(kind: ParamKind, x: ParseContext): void {
     this.object.key(this.key, x);
     this.value = new ParamValue(kind, this.key, this.markup.valueEnds, this.markup.trimNewlines);
-    this.state = InvokeState.Value;
+    this.state = this.markup.valueOpen ? InvokeState.ValueOpen : InvokeState.Value;
   }
 
   feed(s: string, i: number, x: ParseContext): number {
@@ -654,20 +686,23 @@ export class InvokeParser extends CallParser {
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.reject(r.at);
           if (r.which === 1) return this.done(r.end);
-          this.token = new Until(m.nameEnds);
+          this.token = this.nameReader();
           this.state = InvokeState.Name;
           i = r.end;
           break;
         }
         case InvokeState.Name: {
-          const at = this.token.feed(s, i);
-          if (this.token.status !== "done") return this.stopWith(this.token, at, x, false);
-          this.name = m.trim ? this.token.text.trim() : this.token.text;
-          if (this.name.length === 0 || /[\s<>]/.test(this.name)) return this.reject(at);
-          if (m.afterName === null && !this.open(x)) return this.reject(at);
-          if (m.afterName !== null) this.state = InvokeState.AfterName;
+          const token = this.token;
+          let at = token.feed(s, i);
+          if (token.status !== "done") return this.stopWith(token, at, x, false);
+          // A stop ends the name without being consumed.
+          if (token.which >= m.nameEnds.length) at -= (m.nameStops as readonly string[])[token.which - m.nameEnds.length]?.length ?? 0;
+          this.name = m.trim ? token.text.trim() : token.text;
+          if (this.name.length === 0 || m.invalidName.test(this.name)) return this.reject(at);
+          if (m.afterName === undefined && !this.open(x)) return this.reject(at);
+          if (m.afterName !== undefined) this.state = InvokeState.AfterName;
           // `{` ends the name without being consumed: the arguments are JSON.
-          i = m.nameEnds[this.token.which] === "{" ? at - 1 : at;
+          i = m.nameEnds[token.which] === "{" ? at - 1 : at;
           break;
         }
         case InvokeState.AfterName: {
@@ -678,11 +713,11 @@ export class InvokeParser extends CallParser {
           break;
         }
         case InvokeState.Parameters: {
-          if (this.object.empty) {
+          if (this.object.empty && m.jsonArguments) {
             const j = skipWs(s, i);
             if (j === s.length) return this.more(i);
             if (s.charCodeAt(j) === 123) {
-              this.args = new JsonArguments(null, m.jsonCutAtEnd ? m.end : null);
+              this.args = new JsonArguments(null, m.jsonArguments === "cut-at-end" ? m.end : null);
               this.state = InvokeState.JsonArgs;
               i = j;
               break;
@@ -693,7 +728,7 @@ export class InvokeParser extends CallParser {
           if (r.kind === "none") return this.broken(r.at, x);
           i = r.end;
           if (r.which === 0) {
-            this.token = new Until([m.keyEnd]);
+            this.token = new Until([m.keyEnd], MAX_NAME, !m.multiline);
             this.state = InvokeState.Key;
             break;
           }
@@ -722,6 +757,14 @@ export class InvokeParser extends CallParser {
           i = at;
           break;
         }
+        case InvokeState.ValueOpen: {
+          const r = expectAfterWs(s, i, [m.valueOpen as string]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.broken(r.at, x);
+          i = r.end;
+          this.state = InvokeState.Value;
+          break;
+        }
         case InvokeState.Value: {
           const value = this.value as ParamValue;
           i = value.feed(s, i, x);
@@ -744,87 +787,12 @@ export class InvokeParser extends CallParser {
           if (r.kind === "match") {
             i = r.end;
             x.mark(i);
-          } else if (m.section === null) return this.done(i);
+          } else if (!m.section) return this.done(i);
           this.afterCall();
           break;
         }
         case InvokeState.Trail:
-          return this.endAfterOptional(s, i, m.trail as string);
-      }
-    }
-  }
-}
-
-// ---- GLM -------------------------------------------------------------------------------------------
-
-const enum GlmState {
-  Name,
-  Parameters,
-  Key,
-  ValueOpen,
-  Value,
-}
-
-/** `NAME` `<arg_key>K</arg_key><arg_value>V</arg_value>`… `</tool_call>` (GLM 4.5+), after `<tool_call>`. */
-export class GlmParser extends CallParser {
-  private state = GlmState.Name;
-  private token = new Until(["<arg_key>", "</tool_call>", "\n"], MAX_NAME, false);
-  private readonly object = new ArgumentsObject();
-  private value: ParamValue | null = null;
-
-  feed(s: string, i: number, x: ParseContext): number {
-    while (true) {
-      switch (this.state) {
-        case GlmState.Name: {
-          const at = this.token.feed(s, i);
-          if (this.token.status !== "done") return this.stopWith(this.token, at, x, false);
-          const name = this.token.text.trim();
-          // `<arg_key>` and `</tool_call>` end the name without being consumed.
-          i = this.token.which === 2 ? at : at - (this.token.which === 0 ? "<arg_key>".length : "</tool_call>".length);
-          if (name.length === 0 || name.includes("<") || !x.open(name, "glm")) return this.reject(i);
-          this.state = GlmState.Parameters;
-          break;
-        }
-        case GlmState.Parameters: {
-          const r = expectAfterWs(s, i, ["<arg_key>", "</tool_call>"]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") return this.broken(r.at, x);
-          if (r.which === 1) {
-            this.object.close(x);
-            x.close();
-            return this.done(r.end);
-          }
-          this.token = new Until(["</arg_key>"], MAX_NAME, false);
-          this.state = GlmState.Key;
-          i = r.end;
-          break;
-        }
-        case GlmState.Key: {
-          const at = this.token.feed(s, i);
-          if (this.token.status !== "done") return this.stopWith(this.token, at, x, true);
-          const key = this.token.text.trim();
-          this.object.key(key, x);
-          this.value = new ParamValue(x.paramKind(key), key, ["</arg_value>"], false);
-          this.state = GlmState.ValueOpen;
-          i = at;
-          break;
-        }
-        case GlmState.ValueOpen: {
-          const r = expectAfterWs(s, i, ["<arg_value>"]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") return this.broken(r.at, x);
-          i = r.end;
-          this.state = GlmState.Value;
-          break;
-        }
-        case GlmState.Value: {
-          const value = this.value as ParamValue;
-          i = value.feed(s, i, x);
-          if (value.status === "more") return this.more(i);
-          this.value = null;
-          this.state = GlmState.Parameters;
-          break;
-        }
+          return m.trail === undefined ? this.done(i) : this.endAfterOptional(s, i, m.trail);
       }
     }
   }

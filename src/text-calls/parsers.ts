@@ -216,24 +216,29 @@ export class Envelope extends Reader {
   feed(s: string, i: number, x: ParseContext): number {
     while (i < s.length) {
       switch (this.state) {
-        case EnvelopeState.Start: {
+        case EnvelopeState.Start:
+        case EnvelopeState.Colon: {
           i = skipWs(s, i);
           if (i === s.length) break;
-          if (s.charCodeAt(i) !== 123) return this.fail(i, x, false);
+          const start = this.state === EnvelopeState.Start;
+          if (s.charCodeAt(i) !== (start ? 123 : 58)) return this.fail(i, x, this.argsSeen);
           i++;
-          this.state = EnvelopeState.KeyOrEnd;
+          this.state = start ? EnvelopeState.KeyOrEnd : EnvelopeState.ValueStart;
           break;
         }
         case EnvelopeState.KeyOrEnd:
-        case EnvelopeState.Key: {
+        case EnvelopeState.Key:
+        case EnvelopeState.AfterValue: {
+          // `"` begins a key, `,` goes on to the next one, `}` ends the object.
           i = skipWs(s, i);
           if (i === s.length) break;
           const c = s.charCodeAt(i);
-          if (c === 34) {
-            this.startString(EnvelopeState.KeyBody);
-            i++;
-          } else if (c === 125 && this.state === EnvelopeState.KeyOrEnd) return this.end(i + 1, x);
-          else return this.fail(i, x, this.argsSeen);
+          if (c === 125 && this.state !== EnvelopeState.Key) return this.end(i + 1, x);
+          const after = this.state === EnvelopeState.AfterValue;
+          if (c !== (after ? 44 : 34)) return this.fail(i, x, this.argsSeen);
+          i++;
+          if (after) this.state = EnvelopeState.Key;
+          else this.startString(EnvelopeState.KeyBody);
           break;
         }
         case EnvelopeState.KeyBody:
@@ -256,14 +261,6 @@ export class Envelope extends Reader {
             this.name = value;
             this.state = EnvelopeState.AfterValue;
           }
-          break;
-        }
-        case EnvelopeState.Colon: {
-          i = skipWs(s, i);
-          if (i === s.length) break;
-          if (s.charCodeAt(i) !== 58) return this.fail(i, x, this.argsSeen);
-          i++;
-          this.state = EnvelopeState.ValueStart;
           break;
         }
         case EnvelopeState.ValueStart: {
@@ -304,17 +301,6 @@ export class Envelope extends Reader {
           i = end;
           this.tracker = null;
           this.state = EnvelopeState.AfterValue;
-          break;
-        }
-        case EnvelopeState.AfterValue: {
-          i = skipWs(s, i);
-          if (i === s.length) break;
-          const c = s.charCodeAt(i);
-          if (c === 44) {
-            this.state = EnvelopeState.Key;
-            i++;
-          } else if (c === 125) return this.end(i + 1, x);
-          else return this.fail(i, x, this.argsSeen);
           break;
         }
       }

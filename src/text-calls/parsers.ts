@@ -602,9 +602,9 @@ const enum InvokeState {
 }
 
 /**
- * A call written as markup around its name and each parameter, in one of three markups:
- * Qwen3-Coder's `<function=NAME>` then `<parameter=KEY>VALUE</parameter>`… `</function>` (or
- * `<function=NAME>{json}</function>`, the form Llama models write on Groq), and DeepSeek V3.2 / V4
+ * A call written as markup around its name and each parameter, in one of three markups.
+ * Qwen3-Coder: `<function=NAME>` then `<parameter=KEY>VALUE</parameter>`… `</function>` (or
+ * `<function=NAME>{json}</function>`, the form Llama models write on Groq). DeepSeek V3.2 / V4
  * DSML, after `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4): `<｜DSML｜invoke name="f">`
  * then `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`… `</｜DSML｜invoke>`,
  * then the section's close. DSML's `string="true"` values are strings; `string="false"` values are
@@ -682,11 +682,12 @@ export class InvokeParser extends CallParser {
           let at = token.feed(s, i);
           if (token.status !== "done") return this.stopWith(token, at, x, false);
           // A stop ends the name without being consumed.
-          if (token.which >= m.nameEnds.length) at -= (m.nameStops as readonly string[])[token.which - m.nameEnds.length]?.length ?? 0;
+          const stop = m.nameStops?.[token.which - m.nameEnds.length];
+          if (stop !== undefined) at -= stop.length;
           this.name = m.trim ? token.text.trim() : token.text;
           if (this.name.length === 0 || m.invalidName.test(this.name)) return this.reject(at);
-          if (m.afterName === undefined && !this.open(x)) return this.reject(at);
           if (m.afterName !== undefined) this.state = InvokeState.AfterName;
+          else if (!this.open(x)) return this.reject(at);
           // `{` ends the name without being consumed: the arguments are JSON.
           i = m.nameEnds[token.which] === "{" ? at - 1 : at;
           break;

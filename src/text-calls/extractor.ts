@@ -1,16 +1,6 @@
 import type { Diagnostic, TruncationCause } from "../types.js";
 import { resolveTextCallOptions, type ParamKind, type ResolvedTextCallOptions, type TextCallSetting } from "./options.js";
-import {
-  DsmlParser,
-  HarmonyParser,
-  LlamaJsonParser,
-  MistralParser,
-  SectionParser,
-  ToolCallTagParser,
-  XmlFunctionParser,
-  type CallParser,
-  type ParseContext,
-} from "./parsers.js";
+import { HarmonyParser, InvokeParser, LlamaJsonParser, MistralParser, SectionParser, ToolCallTagParser, type CallParser, type ParseContext } from "./parsers.js";
 import { PythonicParser } from "./pythonic.js";
 import { isWs, matchAt, MAX_HELD_WS, PARTIAL, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
@@ -66,7 +56,7 @@ const REASONING_MARKERS: readonly Marker[] = [
 
 const CALL_MARKERS: readonly Marker[] = [
   { literal: "<tool_call>", syntax: "hermes", create: () => new ToolCallTagParser() },
-  { literal: "<function=", syntax: "qwen3-coder", create: () => new XmlFunctionParser(false) },
+  { literal: "<function=", syntax: "qwen3-coder", create: () => InvokeParser.qwen3Coder() },
   { literal: "<|tool_calls_section_begin|>", syntax: "kimi-k2", create: () => SectionParser.kimi(true) },
   { literal: "<|tool_call_begin|>", syntax: "kimi-k2", create: () => SectionParser.kimi(false) },
   { literal: "[TOOL_CALLS]", syntax: "mistral", create: () => new MistralParser() },
@@ -79,8 +69,8 @@ const CALL_MARKERS: readonly Marker[] = [
   { literal: "<|channel|>analysis to=functions.", syntax: "harmony", create: () => new HarmonyParser() },
   { literal: "<|start|>assistant<|channel|>analysis to=functions.", syntax: "harmony", create: () => new HarmonyParser() },
   { literal: "<|python_start|>", syntax: "pythonic", create: () => new PythonicParser(true) },
-  { literal: "<｜DSML｜function_calls>", syntax: "deepseek", create: () => new DsmlParser("function_calls") },
-  { literal: "<｜DSML｜tool_calls>", syntax: "deepseek", create: () => new DsmlParser("tool_calls") },
+  { literal: "<｜DSML｜function_calls>", syntax: "deepseek", create: () => InvokeParser.dsml("function_calls") },
+  { literal: "<｜DSML｜tool_calls>", syntax: "deepseek", create: () => InvokeParser.dsml("tool_calls") },
 ];
 
 const MARKERS: readonly Marker[] = [...CALL_MARKERS, ...REASONING_MARKERS];

@@ -1,5 +1,5 @@
 import type { ParamKind } from "./options.js";
-import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, PARTIAL, skipWs } from "./scan.js";
+import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, PARTIAL, Reader, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
 
 /**
@@ -28,42 +28,27 @@ export interface ParseContext {
 }
 
 /**
- * Streams a call's JSON arguments value: the part of `s` from `i` that belongs to it goes to the
- * call, and the call is closed as complete where the value ends. Returns the position after the
- * value, or -1 when the value goes on past `s` (the caller then asks for more text).
+ * The parser of one call syntax, started after its marker: it tells the ParseContext what it
+ * reads, and follows the readers' convention (`feed` returns a position, `status` says what it is).
  */
-function streamJsonArguments(tracker: JsonValueTracker, s: string, i: number, x: ParseContext): number {
-  const end = tracker.feed(s, i);
-  x.args(end < 0 ? s.slice(i) : s.slice(i, end));
-  if (end >= 0 && !tracker.partial) x.close();
-  return end;
-}
-
-/**
- * "more": needs more text from the returned position (the rest is held back);
- * "done": finished, plain text resumes at the returned position;
- * "reject": not a call after all (or not an allowed one): the text read since the last mark is
- * emitted as text and scanning resumes at the returned position.
- */
-export type ParseStatus = "more" | "done" | "reject";
-
-export abstract class CallParser {
-  status: ParseStatus = "more";
+export abstract class CallParser extends Reader {
   abstract feed(s: string, i: number, x: ParseContext): number;
 
-  protected more(i: number): number {
-    this.status = "more";
-    return i;
+  /**
+   * A part of the call (`part`) stopped at `at` short of "done": so does the parser, for more text,
+   * or on a reject as not a call (before the call opened) or as a broken call (once `opened`).
+   */
+  protected stopWith(part: Reader, at: number, x: ParseContext, opened: boolean): number {
+    if (part.status === "reject" && opened) return this.broken(at, x);
+    this.status = part.status;
+    return at;
   }
 
-  protected done(i: number): number {
-    this.status = "done";
-    return i;
-  }
-
-  protected reject(i: number): number {
-    this.status = "reject";
-    return i;
+  /** Optional whitespace and `literal`: the parser ends after them when they follow, else at `i`. */
+  protected endAfterOptional(s: string, i: number, literal: string): number {
+    const r = expectAfterWs(s, i, [literal]);
+    if (r.kind === "more") return this.more(i);
+    return this.done(r.kind === "match" ? r.end : i);
   }
 }
 
@@ -71,48 +56,113 @@ export abstract class CallParser {
 const MAX_NAME = 256;
 
 /** Reads characters up to a terminator literal; names never contain a newline. */
-class Until {
+class Until extends Reader {
   text = "";
+  /** The terminator that ended the token (an index into `terminators`), once done. */
+  which = -1;
   constructor(
     private readonly terminators: readonly string[],
     private readonly limit = MAX_NAME,
     private readonly stopAtNewline = true,
-  ) {}
+  ) {
+    super();
+  }
 
   /**
-   * `{end, which}` once a terminator matched (end = position after it), `{more: at}` when the text
-   * ends inside a possible terminator or simply ends, `{fail: at}` when the token is too long or
-   * hits a newline.
+   * "done" once a terminator matched (at the position after it), "more" when the text ends inside
+   * a possible terminator or simply ends, "reject" when the token is too long or hits a newline.
    */
-  feed(s: string, i: number): { end: number; which: number } | { more: number } | { fail: number } {
+  feed(s: string, i: number): number {
     let k = i;
     while (k < s.length) {
       const c = s.charCodeAt(k);
-      if (c === 10 && this.stopAtNewline) return { fail: k };
+      if (c === 10 && this.stopAtNewline) return this.reject(k);
       for (let w = 0; w < this.terminators.length; w++) {
         const t = this.terminators[w] as string;
         if (c !== t.charCodeAt(0)) continue;
         const end = matchAt(s, k, t);
         if (end >= 0) {
           this.text += s.slice(i, k);
-          return { end, which: w };
+          this.which = w;
+          return this.done(end);
         }
         if (end === PARTIAL) {
           this.text += s.slice(i, k);
-          return { more: k };
+          return this.more(k);
         }
       }
       k++;
-      if (this.text.length + (k - i) > this.limit) return { fail: k };
+      if (this.text.length + (k - i) > this.limit) return this.reject(k);
     }
     this.text += s.slice(i, k);
-    return { more: k };
+    return this.more(k);
+  }
+}
+
+/**
+ * A call's JSON arguments after optional whitespace: the call opens at their `{` (unless `call` is
+ * null: it is open already, or, without `streams`, it is no call and is read only to find its end),
+ * they stream to it, and it closes where they end ("done"; `cut` when the stop literal ended them).
+ * A reject: no `{`, or a name that is not allowed.
+ */
+class JsonArguments extends Reader {
+  private tracker: JsonValueTracker | null = null;
+
+  constructor(
+    private readonly call: { readonly name: string; readonly syntax: TextCallSyntaxName } | null,
+    /** The call's end marker: outside a string it ends arguments that never closed (an invalid_json call). */
+    private readonly stop: string | null,
+    private readonly streams = true,
+  ) {
+    super();
+  }
+
+  get cut(): boolean {
+    return this.tracker?.cut ?? false;
+  }
+
+  feed(s: string, i: number, x: ParseContext): number {
+    if (this.tracker === null) {
+      const j = skipWs(s, i);
+      if (j === s.length) return this.more(i);
+      if (s.charCodeAt(j) !== 123 || (this.call !== null && !x.open(this.call.name, this.call.syntax))) return this.reject(j);
+      this.tracker = new JsonValueTracker(this.stop);
+      i = j;
+    }
+    const at = this.tracker.feed(s, i);
+    this.status = this.tracker.status;
+    if (this.streams) {
+      x.args(s.slice(i, at));
+      if (this.status === "done") x.close();
+    }
+    return at;
+  }
+}
+
+/**
+ * Parameters read one by one (XML-like or pythonic) written as the call's JSON arguments object:
+ * `{"key": ` before each value, `}` (or `{}`) at the end.
+ */
+export class ArgumentsObject {
+  private first = true;
+
+  get empty(): boolean {
+    return this.first;
+  }
+
+  key(name: string, x: ParseContext): void {
+    x.args(`${this.first ? "{" : ", "}${JSON.stringify(name)}: `);
+    this.first = false;
+  }
+
+  close(x: ParseContext): void {
+    x.args(this.first ? "{}" : "}");
   }
 }
 
 // ---- the JSON envelope: {"name": …, "arguments": {…}} ----------------------------------------
 
-const enum E {
+const enum EnvelopeState {
   Start,
   KeyOrEnd,
   Key,
@@ -122,19 +172,17 @@ const enum E {
   Name,
   TypeBody,
   Args,
-  Skip,
-  After,
+  SkippedValue,
+  AfterValue,
 }
-
-export type EnvelopeResult = "more" | "end" | "reject" | "broken";
 
 /**
  * `{"name": "f", "arguments": {…}}` read incrementally: the call opens when its arguments begin
- * (the name must come first), the arguments stream as they arrive, other keys are skipped.
+ * (the name must come first), the arguments stream as they arrive, other keys are skipped. Done
+ * when the object (or the call's end marker) ends it: the call is then closed and the text marked.
  */
-export class Envelope {
-  result: EnvelopeResult = "more";
-  private st = E.Start;
+export class Envelope extends Reader {
+  private state = EnvelopeState.Start;
   private body = "";
   private key = "";
   private name: string | null = null;
@@ -151,42 +199,51 @@ export class Envelope {
     private readonly requireArgs: boolean,
     /** The call's end marker: outside a string it ends arguments that never closed (an invalid_json call). */
     private readonly stop: string | null = null,
-  ) {}
+  ) {
+    super();
+  }
 
   private fail(i: number, x: ParseContext, opened: boolean): number {
-    if (opened) x.broken();
-    this.result = opened ? "broken" : "reject";
-    return i;
+    return opened ? this.broken(i, x) : this.reject(i);
+  }
+
+  private startString(state: EnvelopeState): void {
+    this.state = state;
+    this.body = "";
+    this.escape = false;
   }
 
   feed(s: string, i: number, x: ParseContext): number {
     while (i < s.length) {
-      switch (this.st) {
-        case E.Start: {
+      switch (this.state) {
+        case EnvelopeState.Start:
+        case EnvelopeState.Colon: {
           i = skipWs(s, i);
           if (i === s.length) break;
-          if (s.charCodeAt(i) !== 123) return this.fail(i, x, false);
+          const start = this.state === EnvelopeState.Start;
+          if (s.charCodeAt(i) !== (start ? 123 : 58)) return this.fail(i, x, this.argsSeen);
           i++;
-          this.st = E.KeyOrEnd;
+          this.state = start ? EnvelopeState.KeyOrEnd : EnvelopeState.ValueStart;
           break;
         }
-        case E.KeyOrEnd:
-        case E.Key: {
+        case EnvelopeState.KeyOrEnd:
+        case EnvelopeState.Key:
+        case EnvelopeState.AfterValue: {
+          // `"` begins a key, `,` goes on to the next one, `}` ends the object.
           i = skipWs(s, i);
           if (i === s.length) break;
           const c = s.charCodeAt(i);
-          if (c === 34) {
-            this.st = E.KeyBody;
-            this.body = "";
-            this.escape = false;
-            i++;
-          } else if (c === 125 && this.st === E.KeyOrEnd) return this.end(i + 1, x);
-          else return this.fail(i, x, this.argsSeen);
+          if (c === 125 && this.state !== EnvelopeState.Key) return this.end(i + 1, x);
+          const after = this.state === EnvelopeState.AfterValue;
+          if (c !== (after ? 44 : 34)) return this.fail(i, x, this.argsSeen);
+          i++;
+          if (after) this.state = EnvelopeState.Key;
+          else this.startString(EnvelopeState.KeyBody);
           break;
         }
-        case E.KeyBody:
-        case E.Name:
-        case E.TypeBody: {
+        case EnvelopeState.KeyBody:
+        case EnvelopeState.Name:
+        case EnvelopeState.TypeBody: {
           const close = this.readString(s, i);
           if (this.tooLongAt >= 0) return this.fail(this.tooLongAt, x, this.argsSeen);
           if (close < 0) {
@@ -196,33 +253,23 @@ export class Envelope {
           i = close;
           const value = decodeJsonStringBody(this.body);
           if (value === null) return this.fail(i, x, this.argsSeen);
-          if (this.st === E.TypeBody) this.st = E.After;
-          else if (this.st === E.KeyBody) {
+          if (this.state === EnvelopeState.TypeBody) this.state = EnvelopeState.AfterValue;
+          else if (this.state === EnvelopeState.KeyBody) {
             this.key = value;
-            this.st = E.Colon;
+            this.state = EnvelopeState.Colon;
           } else {
             this.name = value;
-            this.st = E.After;
+            this.state = EnvelopeState.AfterValue;
           }
           break;
         }
-        case E.Colon: {
-          i = skipWs(s, i);
-          if (i === s.length) break;
-          if (s.charCodeAt(i) !== 58) return this.fail(i, x, this.argsSeen);
-          i++;
-          this.st = E.ValueStart;
-          break;
-        }
-        case E.ValueStart: {
+        case EnvelopeState.ValueStart: {
           i = skipWs(s, i);
           if (i === s.length) break;
           const c = s.charCodeAt(i);
           if (this.key === "name" && this.name === null) {
             if (c !== 34) return this.fail(i, x, this.argsSeen);
-            this.st = E.Name;
-            this.body = "";
-            this.escape = false;
+            this.startString(EnvelopeState.Name);
             i++;
           } else if (!this.argsSeen && this.argKeys.includes(this.key)) {
             // The name must come first: the call opens here, and its arguments then stream.
@@ -230,60 +277,35 @@ export class Envelope {
             if (!x.open(this.name, this.syntax)) return this.fail(i, x, false);
             this.argsSeen = true;
             this.tracker = new JsonValueTracker(this.stop);
-            this.st = E.Args;
+            this.state = EnvelopeState.Args;
           } else if (this.requireArgs && !this.argsSeen) {
             // A bare object at the start of a message is held only while it can be a call:
             // besides name and arguments, only a short string "type" may come first.
             if (this.key !== "type" || c !== 34) return this.fail(i, x, false);
-            this.st = E.TypeBody;
-            this.body = "";
-            this.escape = false;
+            this.startString(EnvelopeState.TypeBody);
             i++;
           } else {
             this.tracker = new JsonValueTracker();
-            this.st = E.Skip;
+            this.state = EnvelopeState.SkippedValue;
           }
           break;
         }
-        case E.Args:
-        case E.Skip: {
+        case EnvelopeState.Args:
+        case EnvelopeState.SkippedValue: {
           const tracker = this.tracker as JsonValueTracker;
           const end = tracker.feed(s, i);
-          if (this.st === E.Args) x.args(end < 0 ? s.slice(i) : s.slice(i, end));
-          if (end < 0) {
-            i = s.length;
-            break;
-          }
-          if (tracker.partial) {
-            tracker.partial = false;
-            this.result = "more";
-            return end;
-          }
-          if (tracker.cut) {
-            // The end marker came before the arguments closed: the call ends there, invalid_json.
-            this.result = "end";
-            return end;
-          }
+          if (this.state === EnvelopeState.Args) x.args(s.slice(i, end));
+          if (tracker.status === "more") return this.more(end);
+          // The end marker came before the arguments closed: the call ends there, invalid_json.
+          if (tracker.cut) return this.closeCall(end, x);
           i = end;
           this.tracker = null;
-          this.st = E.After;
-          break;
-        }
-        case E.After: {
-          i = skipWs(s, i);
-          if (i === s.length) break;
-          const c = s.charCodeAt(i);
-          if (c === 44) {
-            this.st = E.Key;
-            i++;
-          } else if (c === 125) return this.end(i + 1, x);
-          else return this.fail(i, x, this.argsSeen);
+          this.state = EnvelopeState.AfterValue;
           break;
         }
       }
     }
-    this.result = "more";
-    return i;
+    return this.more(i);
   }
 
   /**
@@ -311,23 +333,30 @@ export class Envelope {
     return -1;
   }
 
+  /** The object closed at `i`. */
   private end(i: number, x: ParseContext): number {
     if (!this.argsSeen) {
       if (this.name === null || this.requireArgs || !x.open(this.name, this.syntax)) return this.fail(i, x, false);
     }
-    this.result = "end";
-    return i;
+    return this.closeCall(i, x);
+  }
+
+  private closeCall(i: number, x: ParseContext): number {
+    x.close();
+    x.mark(i);
+    return this.done(i);
   }
 }
 
-// ---- XML-like parameter values (Qwen3-Coder, GLM) ------------------------------------------------
+// ---- XML-like parameter values (Qwen3-Coder, DeepSeek DSML, GLM) -----------------------------------
 
 /**
  * One parameter value read up to its end literal. String parameters stream as a JSON string;
  * parameters the schema types otherwise are kept until their end and written as JSON when they
- * parse as JSON (else as the string they are, with a diagnostic).
+ * parse as JSON (else as the string they are, with a diagnostic). Done at the position after the
+ * consumed end literal, or at one that is left for the caller.
  */
-class ParamValue {
+class ParamValue extends Reader {
   private readonly parts: string[] = [];
   private started = false;
 
@@ -338,7 +367,9 @@ class ParamValue {
     private readonly ends: readonly string[],
     /** Qwen3-Coder writes a newline after `>` and before `</parameter>`: one of each is dropped. */
     private readonly trimNewlines: boolean,
-  ) {}
+  ) {
+    super();
+  }
 
   private out(text: string, x: ParseContext): void {
     if (text.length === 0) return;
@@ -346,10 +377,9 @@ class ParamValue {
     else this.parts.push(text);
   }
 
-  /** `{end}` when the value is complete (position after the consumed end, or at a left one), `{more}` otherwise. */
-  feed(s: string, i: number, x: ParseContext): { end: number } | { more: number } {
+  feed(s: string, i: number, x: ParseContext): number {
     if (!this.started) {
-      if (i >= s.length) return { more: i };
+      if (i >= s.length) return this.more(i);
       this.started = true;
       if (this.trimNewlines && s.charCodeAt(i) === 10) i++;
       if (this.kind === "string") x.args('"');
@@ -360,7 +390,7 @@ class ParamValue {
         // Hold a trailing newline back: it may be the one before the end tag.
         const hold = this.trimNewlines && s.length > i && s.charCodeAt(s.length - 1) === 10 ? 1 : 0;
         this.out(s.slice(i, s.length - hold), x);
-        return { more: s.length - hold };
+        return this.more(s.length - hold);
       }
       let which = -1;
       let partial = false;
@@ -375,14 +405,14 @@ class ParamValue {
       if (which >= 0 || partial) {
         const hold = this.trimNewlines && k > i && s.charCodeAt(k - 1) === 10 ? 1 : 0;
         this.out(s.slice(i, k - hold), x);
-        if (partial && which < 0) return { more: k - hold };
+        if (partial && which < 0) return this.more(k - hold);
         this.finish(x);
-        return { end: which === 0 ? k + (this.ends[0] as string).length : k };
+        return this.done(which === 0 ? k + (this.ends[0] as string).length : k);
       }
       this.out(s.slice(i, k + 1), x);
       i = k + 1;
     }
-    return { more: s.length };
+    return this.more(s.length);
   }
 
   private finish(x: ParseContext): void {
@@ -413,61 +443,54 @@ function jsonStringBody(text: string): string {
 
 // ---- <tool_call> … : Hermes JSON, Qwen3-Coder XML or GLM -----------------------------------------
 
-const enum T {
+const enum ToolCallTagState {
   Dispatch,
   Envelope,
-  Trail,
+  AfterEnvelope,
   Inner,
 }
 
 /** After `<tool_call>`: a JSON envelope (Hermes), `<function=` (Qwen3-Coder) or a bare name (GLM). */
 export class ToolCallTagParser extends CallParser {
-  private st = T.Dispatch;
+  private state = ToolCallTagState.Dispatch;
   private envelope: Envelope | null = null;
   private inner: CallParser | null = null;
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
-      switch (this.st) {
-        case T.Dispatch: {
+      switch (this.state) {
+        case ToolCallTagState.Dispatch: {
           const j = skipWs(s, i);
           if (j === s.length) return j - i > MAX_NAME ? this.reject(j) : this.more(i);
           const c = s.charCodeAt(j);
           if (c === 123 && x.has("hermes")) {
             this.envelope = new Envelope("hermes", ["arguments", "parameters"], false, "</tool_call>");
-            this.st = T.Envelope;
+            this.state = ToolCallTagState.Envelope;
             i = j;
           } else if (c === 60) {
             const end = matchAt(s, j, "<function=");
             if (end === PARTIAL) return this.more(i);
             if (end < 0 || !x.has("qwen3-coder")) return this.reject(j);
-            this.inner = new XmlFunctionParser(true);
-            this.st = T.Inner;
+            this.inner = InvokeParser.qwen3Coder();
+            this.state = ToolCallTagState.Inner;
             i = end;
           } else if (x.has("glm") && !isWs(c)) {
-            this.inner = new GlmParser();
-            this.st = T.Inner;
+            this.inner = InvokeParser.glm();
+            this.state = ToolCallTagState.Inner;
             i = j;
           } else return this.reject(j);
           break;
         }
-        case T.Envelope: {
+        case ToolCallTagState.Envelope: {
           const envelope = this.envelope as Envelope;
           i = envelope.feed(s, i, x);
-          if (envelope.result === "more") return this.more(i);
-          if (envelope.result === "reject") return this.reject(i);
-          if (envelope.result === "broken") return this.done(i);
-          x.close();
-          x.mark(i);
-          this.st = T.Trail;
+          if (envelope.status !== "done") return this.stopWith(envelope, i, x, false);
+          this.state = ToolCallTagState.AfterEnvelope;
           break;
         }
-        case T.Trail: {
-          const r = expectAfterWs(s, i, ["</tool_call>"]);
-          if (r.kind === "more") return this.more(i);
-          return this.done(r.kind === "match" ? r.end : i);
-        }
-        case T.Inner: {
+        case ToolCallTagState.AfterEnvelope:
+          return this.endAfterOptional(s, i, "</tool_call>");
+        case ToolCallTagState.Inner: {
           const inner = this.inner as CallParser;
           i = inner.feed(s, i, x);
           this.status = inner.status;
@@ -478,209 +501,285 @@ export class ToolCallTagParser extends CallParser {
   }
 }
 
-const enum F {
+// ---- XML-like invoke/parameter calls: Qwen3-Coder, DeepSeek DSML, GLM -----------------------------
+
+const DSML = "<｜DSML｜";
+
+/** How a syntax writes a call as markup that names the tool, with markup around each parameter. */
+interface InvokeMarkup {
+  readonly syntax: TextCallSyntaxName;
+  /** A section of calls, each opened by `open` (DSML); without it, one call, read from its name on. */
+  readonly section?: { readonly open: string; readonly end: string };
+  /** What ends the name, consumed; a `{` among them begins JSON arguments. */
+  readonly nameEnds: readonly string[];
+  /** What ends the name and is left for the parameters to read (GLM's `<arg_key>`). */
+  readonly nameStops?: readonly string[];
+  /** What a name may not hold (after trimming, with `trim`). */
+  readonly invalidName: RegExp;
+  /** Markup between the name's end and the parameters (DSML's `>`): the call opens after it. */
+  readonly afterName?: string;
+  /** Whether whitespace around a name or key is dropped. */
+  readonly trim: boolean;
+  /** Whether a key may span lines (GLM: its name ends at a newline). */
+  readonly multiline?: boolean;
+  readonly parameter: string;
+  readonly keyEnd: string;
+  /** The key is followed by attributes up to `>` that type the value (DSML's `string="true|false"`). */
+  readonly typedByAttributes?: boolean;
+  /** Markup between the key and its value (GLM's `<arg_value>`). */
+  readonly valueOpen?: string;
+  /** What ends a value (the first is consumed; the others begin the next part and are left). */
+  readonly valueEnds: readonly string[];
+  readonly trimNewlines: boolean;
+  readonly end: string;
+  /** A JSON object in place of the parameters: read to its close, or cut at `end` outside a string (an invalid_json call). */
+  readonly jsonArguments?: "whole" | "cut-at-end";
+  /** Markup that may follow the call's end (`</tool_call>` after Qwen3-Coder's `</function>`). */
+  readonly trail?: string;
+}
+
+const QWEN3_CODER: InvokeMarkup = {
+  syntax: "qwen3-coder",
+  nameEnds: [">", "{"],
+  invalidName: /[\s<>]/,
+  trim: true,
+  parameter: "<parameter=",
+  keyEnd: ">",
+  valueEnds: ["</parameter>", "<parameter=", "</function>"],
+  trimNewlines: true,
+  end: "</function>",
+  jsonArguments: "whole",
+  trail: "</tool_call>",
+};
+
+const GLM: InvokeMarkup = {
+  syntax: "glm",
+  nameEnds: ["\n"],
+  nameStops: ["<arg_key>", "</tool_call>"],
+  invalidName: /</,
+  trim: true,
+  multiline: true,
+  parameter: "<arg_key>",
+  keyEnd: "</arg_key>",
+  valueOpen: "<arg_value>",
+  valueEnds: ["</arg_value>"],
+  trimNewlines: false,
+  end: "</tool_call>",
+};
+
+function dsmlMarkup(section: "function_calls" | "tool_calls"): InvokeMarkup {
+  return {
+    syntax: "deepseek",
+    section: { open: `${DSML}invoke name="`, end: `</｜DSML｜${section}>` },
+    nameEnds: ['"'],
+    invalidName: /[\s<>]/,
+    afterName: ">",
+    trim: false,
+    parameter: `${DSML}parameter name="`,
+    keyEnd: '"',
+    typedByAttributes: true,
+    valueEnds: [`</｜DSML｜parameter>`],
+    trimNewlines: false,
+    end: `</｜DSML｜invoke>`,
+    jsonArguments: "cut-at-end",
+  };
+}
+
+const DSML_MARKUP = { function_calls: dsmlMarkup("function_calls"), tool_calls: dsmlMarkup("tool_calls") };
+
+const enum InvokeState {
+  Section,
   Name,
-  Between,
+  AfterName,
+  Parameters,
   Key,
+  Attributes,
+  ValueOpen,
   Value,
-  Json,
-  JsonEnd,
+  JsonArgs,
+  AfterJson,
   Trail,
 }
 
 /**
- * `<function=NAME>` then `<parameter=KEY>VALUE</parameter>`… `</function>` (Qwen3-Coder), or
- * `<function=NAME>{json}</function>` (the form Llama models write on Groq).
+ * A call written as markup around its name and each parameter, in one of three markups.
+ * Qwen3-Coder: `<function=NAME>` then `<parameter=KEY>VALUE</parameter>`… `</function>` (or
+ * `<function=NAME>{json}</function>`, the form Llama models write on Groq). DeepSeek V3.2 / V4
+ * DSML, after `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4): `<｜DSML｜invoke name="f">`
+ * then `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`… `</｜DSML｜invoke>`,
+ * then the section's close. DSML's `string="true"` values are strings; `string="false"` values are
+ * JSON (kept as the string written, with a diagnostic, when they are not). GLM 4.5+, after
+ * `<tool_call>`: `NAME` `<arg_key>K</arg_key><arg_value>V</arg_value>`… `</tool_call>`.
  */
-export class XmlFunctionParser extends CallParser {
-  private st = F.Name;
-  private readonly token = new Until([">", "{"]);
-  private key: Until | null = null;
+export class InvokeParser extends CallParser {
+  private state: InvokeState;
+  private token: Until;
+  private name = "";
+  private key = "";
+  private object = new ArgumentsObject();
   private value: ParamValue | null = null;
-  private tracker: JsonValueTracker | null = null;
-  private first = true;
+  private args: JsonArguments | null = null;
 
-  constructor(private readonly wrapped: boolean) {
+  constructor(private readonly markup: InvokeMarkup) {
     super();
+    this.state = markup.section ? InvokeState.Section : InvokeState.Name;
+    this.token = this.nameReader();
   }
 
-  private broken(i: number, x: ParseContext): number {
-    x.broken();
-    return this.done(i);
+  private nameReader(): Until {
+    const m = this.markup;
+    return new Until(m.nameStops ? [...m.nameEnds, ...m.nameStops] : m.nameEnds, MAX_NAME, !m.multiline);
+  }
+
+  static qwen3Coder(): InvokeParser {
+    return new InvokeParser(QWEN3_CODER);
+  }
+
+  static glm(): InvokeParser {
+    return new InvokeParser(GLM);
+  }
+
+  static dsml(section: "function_calls" | "tool_calls"): InvokeParser {
+    return new InvokeParser(DSML_MARKUP[section]);
+  }
+
+  /** Opens the call named by the name just read; false when it is not allowed. */
+  private open(x: ParseContext): boolean {
+    if (!x.open(this.name, this.markup.syntax)) return false;
+    this.object = new ArgumentsObject();
+    this.state = InvokeState.Parameters;
+    return true;
+  }
+
+  /** After the call's end (at `i`, marked): the section's next call, or the optional trail. */
+  private afterCall(): void {
+    this.state = this.markup.section ? InvokeState.Section : InvokeState.Trail;
+  }
+
+  private startValue(kind: ParamKind, x: ParseContext): void {
+    this.object.key(this.key, x);
+    this.value = new ParamValue(kind, this.key, this.markup.valueEnds, this.markup.trimNewlines);
+    this.state = this.markup.valueOpen ? InvokeState.ValueOpen : InvokeState.Value;
   }
 
   feed(s: string, i: number, x: ParseContext): number {
+    const m = this.markup;
     while (true) {
-      switch (this.st) {
-        case F.Name: {
-          const r = this.token.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          const name = this.token.text.trim();
-          if (name.length === 0 || /[\s<]/.test(name) || !x.open(name, "qwen3-coder")) return this.reject(r.end);
-          // `{` ends the name without being consumed: the arguments are JSON.
-          i = r.which === 1 ? r.end - 1 : r.end;
-          this.st = F.Between;
+      switch (this.state) {
+        case InvokeState.Section: {
+          const section = m.section as { open: string; end: string };
+          const r = expectAfterWs(s, i, [section.open, section.end]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.reject(r.at);
+          if (r.which === 1) return this.done(r.end);
+          this.token = this.nameReader();
+          this.state = InvokeState.Name;
+          i = r.end;
           break;
         }
-        case F.Between: {
-          if (this.first) {
+        case InvokeState.Name: {
+          const token = this.token;
+          let at = token.feed(s, i);
+          if (token.status !== "done") return this.stopWith(token, at, x, false);
+          // A stop ends the name without being consumed.
+          const stop = m.nameStops?.[token.which - m.nameEnds.length];
+          if (stop !== undefined) at -= stop.length;
+          this.name = m.trim ? token.text.trim() : token.text;
+          if (this.name.length === 0 || m.invalidName.test(this.name)) return this.reject(at);
+          if (m.afterName !== undefined) this.state = InvokeState.AfterName;
+          else if (!this.open(x)) return this.reject(at);
+          // `{` ends the name without being consumed: the arguments are JSON.
+          i = m.nameEnds[token.which] === "{" ? at - 1 : at;
+          break;
+        }
+        case InvokeState.AfterName: {
+          const r = expectAfterWs(s, i, [m.afterName as string]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none" || !this.open(x)) return this.reject(i);
+          i = r.end;
+          break;
+        }
+        case InvokeState.Parameters: {
+          if (this.object.empty && m.jsonArguments) {
             const j = skipWs(s, i);
             if (j === s.length) return this.more(i);
             if (s.charCodeAt(j) === 123) {
-              this.tracker = new JsonValueTracker();
-              this.st = F.Json;
+              this.args = new JsonArguments(null, m.jsonArguments === "cut-at-end" ? m.end : null);
+              this.state = InvokeState.JsonArgs;
               i = j;
               break;
             }
           }
-          const r = expectAfterWs(s, i, ["<parameter=", "</function>"]);
+          const r = expectAfterWs(s, i, [m.parameter, m.end]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.broken(r.at, x);
+          i = r.end;
           if (r.which === 0) {
-            this.key = new Until([">"]);
-            this.st = F.Key;
-            i = r.end;
+            this.token = new Until([m.keyEnd], MAX_NAME, !m.multiline);
+            this.state = InvokeState.Key;
             break;
           }
-          x.args(this.first ? "{}" : "}");
+          this.object.close(x);
           x.close();
-          x.mark(r.end);
-          i = r.end;
-          // Unwrapped, a `</tool_call>` may still follow (models that skip the opening tag).
-          this.st = F.Trail;
-          break;
-        }
-        case F.Key: {
-          const key = this.key as Until;
-          const r = key.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.broken(r.fail, x);
-          const name = key.text.trim();
-          x.args(`${this.first ? "{" : ", "}${JSON.stringify(name)}: `);
-          this.first = false;
-          this.value = new ParamValue(x.paramKind(name), name, ["</parameter>", "<parameter=", "</function>"], true);
-          this.st = F.Value;
-          i = r.end;
-          break;
-        }
-        case F.Value: {
-          const r = (this.value as ParamValue).feed(s, i, x);
-          if ("more" in r) return this.more(r.more);
-          i = r.end;
-          this.value = null;
-          this.st = F.Between;
-          break;
-        }
-        case F.Json: {
-          const end = streamJsonArguments(this.tracker as JsonValueTracker, s, i, x);
-          if (end < 0) return this.more(s.length);
-          x.mark(end);
-          i = end;
-          this.st = F.JsonEnd;
-          break;
-        }
-        case F.JsonEnd: {
-          const r = expectAfterWs(s, i, ["</function>"]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") return this.done(i);
-          i = r.end;
           x.mark(i);
-          this.st = F.Trail;
+          this.afterCall();
           break;
         }
-        case F.Trail: {
-          const r = expectAfterWs(s, i, ["</tool_call>"]);
-          if (r.kind === "more") return this.more(i);
-          return this.done(r.kind === "match" ? r.end : i);
-        }
-      }
-    }
-  }
-}
-
-const enum G {
-  Name,
-  Between,
-  Key,
-  AfterKey,
-  Value,
-}
-
-/** `NAME` `<arg_key>K</arg_key><arg_value>V</arg_value>`… `</tool_call>` (GLM 4.5+), after `<tool_call>`. */
-export class GlmParser extends CallParser {
-  private st = G.Name;
-  private readonly name = new Until(["<arg_key>", "</tool_call>", "\n"], MAX_NAME, false);
-  private key: Until | null = null;
-  private value: ParamValue | null = null;
-  private first = true;
-
-  feed(s: string, i: number, x: ParseContext): number {
-    while (true) {
-      switch (this.st) {
-        case G.Name: {
-          const r = this.name.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          const name = this.name.text.trim();
-          const at = r.which === 2 ? r.end : r.end - (r.which === 0 ? "<arg_key>".length : "</tool_call>".length);
-          if (name.length === 0 || name.includes("<") || !x.open(name, "glm")) return this.reject(at);
+        case InvokeState.Key: {
+          const at = this.token.feed(s, i);
+          if (this.token.status !== "done") return this.stopWith(this.token, at, x, true);
+          this.key = m.trim ? this.token.text.trim() : this.token.text;
           i = at;
-          this.st = G.Between;
+          if (m.typedByAttributes) {
+            this.token = new Until([">"], 64);
+            this.state = InvokeState.Attributes;
+          } else this.startValue(x.paramKind(this.key), x);
           break;
         }
-        case G.Between: {
-          const r = expectAfterWs(s, i, ["<arg_key>", "</tool_call>"]);
+        case InvokeState.Attributes: {
+          const at = this.token.feed(s, i);
+          if (this.token.status !== "done") return this.stopWith(this.token, at, x, true);
+          const attrs = this.token.text.trim();
+          this.startValue(attrs === 'string="true"' ? "string" : attrs === 'string="false"' ? "json" : attrs === "" ? x.paramKind(this.key) : "string", x);
+          i = at;
+          break;
+        }
+        case InvokeState.ValueOpen: {
+          const r = expectAfterWs(s, i, [m.valueOpen as string]);
           if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") {
-            x.broken();
-            return this.done(r.at);
-          }
-          if (r.which === 0) {
-            this.key = new Until(["</arg_key>"], MAX_NAME, false);
-            this.st = G.Key;
-            i = r.end;
-            break;
-          }
-          x.args(this.first ? "{}" : "}");
-          x.close();
-          return this.done(r.end);
-        }
-        case G.Key: {
-          const key = this.key as Until;
-          const r = key.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) {
-            x.broken();
-            return this.done(r.fail);
-          }
-          const name = key.text.trim();
-          x.args(`${this.first ? "{" : ", "}${JSON.stringify(name)}: `);
-          this.first = false;
-          this.value = new ParamValue(x.paramKind(name), name, ["</arg_value>"], false);
-          this.st = G.AfterKey;
+          if (r.kind === "none") return this.broken(r.at, x);
           i = r.end;
+          this.state = InvokeState.Value;
           break;
         }
-        case G.AfterKey: {
-          const r = expectAfterWs(s, i, ["<arg_value>"]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") {
-            x.broken();
-            return this.done(r.at);
-          }
-          i = r.end;
-          this.st = G.Value;
-          break;
-        }
-        case G.Value: {
-          const r = (this.value as ParamValue).feed(s, i, x);
-          if ("more" in r) return this.more(r.more);
-          i = r.end;
+        case InvokeState.Value: {
+          const value = this.value as ParamValue;
+          i = value.feed(s, i, x);
+          if (value.status === "more") return this.more(i);
           this.value = null;
-          this.st = G.Between;
+          this.state = InvokeState.Parameters;
           break;
         }
+        case InvokeState.JsonArgs: {
+          const args = this.args as JsonArguments;
+          i = args.feed(s, i, x);
+          if (args.status === "more") return this.more(i);
+          x.mark(i);
+          this.state = InvokeState.AfterJson;
+          break;
+        }
+        case InvokeState.AfterJson: {
+          const r = expectAfterWs(s, i, [m.end]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "match") {
+            i = r.end;
+            x.mark(i);
+          } else if (!m.section) return this.done(i);
+          this.afterCall();
+          break;
+        }
+        case InvokeState.Trail:
+          return m.trail === undefined ? this.done(i) : this.endAfterOptional(s, i, m.trail);
       }
     }
   }
@@ -688,16 +787,15 @@ export class GlmParser extends CallParser {
 
 // ---- section-style special tokens: Kimi K2, DeepSeek --------------------------------------------
 
-const enum S {
+const enum SectionState {
   Section,
   Head,
-  Name,
+  FencedName,
   Fence,
-  ArgsStart,
   Args,
   AfterFence,
   AfterCall,
-  SkipEnd,
+  SkippedCallEnd,
 }
 
 interface SectionTokens {
@@ -730,10 +828,10 @@ const DEEPSEEK: SectionTokens = {
  * DeepSeek V3: `function<｜tool▁sep｜>NAME\n```json\n{…}\n``` `; DeepSeek V3.1: `NAME<｜tool▁sep｜>{…}`.
  */
 export class SectionParser extends CallParser {
-  private st: S;
-  private head: Until | null = null;
+  private state: SectionState;
+  private head: Until;
   private name = "";
-  private tracker: JsonValueTracker | null = null;
+  private args: JsonArguments | null = null;
   private fenced = false;
   /** The call's id is malformed: its arguments are read to find its end, then it is released as text. */
   private skip = false;
@@ -743,8 +841,8 @@ export class SectionParser extends CallParser {
     private readonly inSection: boolean,
   ) {
     super();
-    this.st = inSection ? S.Section : S.Head;
-    if (!inSection) this.head = new Until([tokens.separator]);
+    this.state = inSection ? SectionState.Section : SectionState.Head;
+    this.head = new Until([tokens.separator]);
   }
 
   static kimi(inSection: boolean): SectionParser {
@@ -755,30 +853,34 @@ export class SectionParser extends CallParser {
     return new SectionParser(DEEPSEEK, inSection);
   }
 
+  private startArgs(): void {
+    // A malformed call (`skip`) is no call: its arguments are read only to find its end.
+    this.args = new JsonArguments(this.skip ? null : { name: this.name, syntax: this.tokens.syntax }, this.tokens.callEnd, !this.skip);
+    this.state = SectionState.Args;
+  }
+
   feed(s: string, i: number, x: ParseContext): number {
     const t = this.tokens;
     while (true) {
-      switch (this.st) {
-        case S.Section: {
+      switch (this.state) {
+        case SectionState.Section: {
           const r = expectAfterWs(s, i, [t.callBegin, t.sectionEnd]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.reject(r.at);
           if (r.which === 1) return this.done(r.end);
           this.head = new Until([t.separator]);
-          this.st = S.Head;
+          this.state = SectionState.Head;
           i = r.end;
           break;
         }
-        case S.Head: {
-          const head = this.head as Until;
-          const r = head.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          const text = head.text.trim();
-          i = r.end;
+        case SectionState.Head: {
+          const at = this.head.feed(s, i);
+          if (this.head.status !== "done") return this.stopWith(this.head, at, x, false);
+          const text = this.head.text.trim();
+          i = at;
           if (t === DEEPSEEK && text === "function") {
             this.head = new Until(["\n", "`"], MAX_NAME, false);
-            this.st = S.Name;
+            this.state = SectionState.FencedName;
             break;
           }
           const name = t === KIMI ? kimiName(text) : text;
@@ -787,60 +889,43 @@ export class SectionParser extends CallParser {
             this.skip = true;
           } else if (name.length === 0) return this.reject(i);
           this.name = name ?? "";
-          this.st = S.ArgsStart;
+          this.startArgs();
           break;
         }
-        case S.Name: {
-          const head = this.head as Until;
-          const r = head.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          this.name = head.text.trim();
-          if (this.name.length === 0) return this.reject(r.end);
-          i = r.which === 1 ? r.end - 1 : r.end;
-          this.st = S.Fence;
+        case SectionState.FencedName: {
+          const at = this.head.feed(s, i);
+          if (this.head.status !== "done") return this.stopWith(this.head, at, x, false);
+          this.name = this.head.text.trim();
+          if (this.name.length === 0) return this.reject(at);
+          // "`" ends the name without being consumed: the fence begins there.
+          i = this.head.which === 1 ? at - 1 : at;
+          this.state = SectionState.Fence;
           break;
         }
-        case S.Fence: {
+        case SectionState.Fence: {
           const r = expectAfterWs(s, i, ["```json", "```"]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "match") {
             this.fenced = true;
             i = r.end;
           }
-          this.st = S.ArgsStart;
+          this.startArgs();
           break;
         }
-        case S.ArgsStart: {
-          const j = skipWs(s, i);
-          if (j === s.length) return this.more(i);
-          if (s.charCodeAt(j) !== 123) return this.reject(j);
-          if (!this.skip && !x.open(this.name, t.syntax)) return this.reject(j);
-          this.tracker = new JsonValueTracker(t.callEnd);
-          this.st = S.Args;
-          i = j;
-          break;
-        }
-        case S.Args: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = this.skip ? tracker.feed(s, i) : streamJsonArguments(tracker, s, i, x);
-          if (end < 0) return this.more(s.length);
-          if (tracker.partial) {
-            tracker.partial = false;
-            return this.more(end);
-          }
+        case SectionState.Args: {
+          const args = this.args as JsonArguments;
+          i = args.feed(s, i, x);
+          if (args.status !== "done") return this.stopWith(args, i, x, false);
           if (this.skip) {
-            this.st = S.SkipEnd;
-            i = end;
+            this.state = SectionState.SkippedCallEnd;
             break;
           }
-          x.mark(end);
-          i = end;
+          x.mark(i);
           // Cut at the call's end token: the arguments did not close (an invalid_json call).
-          this.st = this.fenced && !tracker.cut ? S.AfterFence : S.AfterCall;
+          this.state = this.fenced && !args.cut ? SectionState.AfterFence : SectionState.AfterCall;
           break;
         }
-        case S.SkipEnd: {
+        case SectionState.SkippedCallEnd: {
           // Through the call's end token, when it follows: the malformed call is all text.
           const r = expectAfterWs(s, i, [t.callEnd]);
           if (r.kind === "more") return this.more(i);
@@ -848,29 +933,23 @@ export class SectionParser extends CallParser {
           x.release(i);
           this.skip = false;
           if (!this.inSection) return this.done(i);
-          this.st = S.Section;
+          this.state = SectionState.Section;
           break;
         }
-        case S.AfterFence: {
-          const r = expectAfterWs(s, i, ["```"]);
+        case SectionState.AfterFence:
+        case SectionState.AfterCall: {
+          const r = expectAfterWs(s, i, [this.state === SectionState.AfterFence ? "```" : t.callEnd]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "match") {
             i = r.end;
             x.mark(i);
           }
-          this.st = S.AfterCall;
-          break;
-        }
-        case S.AfterCall: {
-          const r = expectAfterWs(s, i, [t.callEnd]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "match") {
-            i = r.end;
-            x.mark(i);
+          if (this.state === SectionState.AfterFence) this.state = SectionState.AfterCall;
+          else if (!this.inSection) return this.done(i);
+          else {
+            this.fenced = false;
+            this.state = SectionState.Section;
           }
-          if (!this.inSection) return this.done(i);
-          this.fenced = false;
-          this.st = S.Section;
           break;
         }
       }
@@ -892,15 +971,14 @@ function kimiName(id: string): string | null {
 
 // ---- Mistral ---------------------------------------------------------------------------------------
 
-const enum M {
+const enum MistralState {
   Start,
   ArrayItem,
   ArrayEnvelope,
-  ArrayAfter,
-  Single,
+  ArrayAfterCall,
+  SingleEnvelope,
   Name,
   CallId,
-  ArgsStart,
   Args,
 }
 
@@ -910,16 +988,21 @@ function isNameChar(c: number): boolean {
 
 /** After `[TOOL_CALLS]`: `[{…}, …]` (tokenizer v3), `{…}`, or `NAME[ARGS]{…}` / `NAME[CALL_ID]id[ARGS]{…}` (v11+). */
 export class MistralParser extends CallParser {
-  private st = M.Start;
+  private state = MistralState.Start;
   private envelope: Envelope | null = null;
   private token: Until | null = null;
   private name = "";
-  private tracker: JsonValueTracker | null = null;
+  private args: JsonArguments | null = null;
+
+  private envelopeAt(state: MistralState): void {
+    this.envelope = new Envelope("mistral", ["arguments", "parameters"], false);
+    this.state = state;
+  }
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
-      switch (this.st) {
-        case M.Start: {
+      switch (this.state) {
+        case MistralState.Start: {
           const j = skipWs(s, i);
           if (j === s.length) return j - i > MAX_NAME ? this.reject(j) : this.more(i);
           const c = s.charCodeAt(j);
@@ -927,87 +1010,68 @@ export class MistralParser extends CallParser {
           // [TOOL_CALLS] is a control token, never text: what follows it is text unless it is a call.
           x.mark(j);
           if (c === 91) {
-            this.st = M.ArrayItem;
+            this.state = MistralState.ArrayItem;
             i++;
-          } else if (c === 123) {
-            this.envelope = new Envelope("mistral", ["arguments", "parameters"], false);
-            this.st = M.Single;
-          } else if (isNameChar(c)) {
+          } else if (c === 123) this.envelopeAt(MistralState.SingleEnvelope);
+          else if (isNameChar(c)) {
             // v11+: NAME[ARGS]{…}, NAME[CALL_ID]id[ARGS]{…}, or NAME{…} (the text vLLM decodes with
             // the [ARGS] special token skipped).
             this.token = new Until(["[ARGS]", "[CALL_ID]", "{"]);
-            this.st = M.Name;
+            this.state = MistralState.Name;
           } else return this.reject(j);
           break;
         }
-        case M.ArrayItem: {
+        case MistralState.ArrayItem: {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
           if (s.charCodeAt(j) !== 123) return this.reject(j);
-          this.envelope = new Envelope("mistral", ["arguments", "parameters"], false);
-          this.st = M.ArrayEnvelope;
+          this.envelopeAt(MistralState.ArrayEnvelope);
           i = j;
           break;
         }
-        case M.ArrayEnvelope:
-        case M.Single: {
+        case MistralState.ArrayEnvelope:
+        case MistralState.SingleEnvelope: {
           const envelope = this.envelope as Envelope;
           i = envelope.feed(s, i, x);
-          if (envelope.result === "more") return this.more(i);
-          if (envelope.result === "reject") return this.reject(i);
-          if (envelope.result === "broken") return this.done(i);
-          x.close();
-          x.mark(i);
-          if (this.st === M.Single) return this.done(i);
-          this.st = M.ArrayAfter;
+          if (envelope.status !== "done") return this.stopWith(envelope, i, x, false);
+          if (this.state === MistralState.SingleEnvelope) return this.done(i);
+          this.state = MistralState.ArrayAfterCall;
           break;
         }
-        case M.ArrayAfter: {
+        case MistralState.ArrayAfterCall: {
           const r = expectAfterWs(s, i, [",", "]"]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.reject(r.at);
           if (r.which === 1) return this.done(r.end);
-          this.st = M.ArrayItem;
+          this.state = MistralState.ArrayItem;
           i = r.end;
           break;
         }
-        case M.Name:
-        case M.CallId: {
+        case MistralState.Name:
+        case MistralState.CallId: {
           const token = this.token as Until;
-          const r = token.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          if (this.st === M.Name) {
+          const at = token.feed(s, i);
+          if (token.status !== "done") return this.stopWith(token, at, x, false);
+          if (this.state === MistralState.Name) {
             this.name = token.text.trim();
-            if (!/^[A-Za-z0-9_.-]+$/.test(this.name)) return this.reject(r.end);
+            if (!/^[A-Za-z0-9_.-]+$/.test(this.name)) return this.reject(at);
           }
           // `{` ends the name without being consumed: the arguments begin there.
-          i = r.which === 2 ? r.end - 1 : r.end;
-          if (r.which === 1) {
+          i = token.which === 2 ? at - 1 : at;
+          if (token.which === 1) {
             this.token = new Until(["[ARGS]"]);
-            this.st = M.CallId;
-          } else this.st = M.ArgsStart;
-          break;
-        }
-        case M.ArgsStart: {
-          const j = skipWs(s, i);
-          if (j === s.length) return this.more(i);
-          if (s.charCodeAt(j) !== 123 || !x.open(this.name, "mistral")) return this.reject(j);
-          // The next call's [TOOL_CALLS] ends arguments that never closed (an invalid_json call).
-          this.tracker = new JsonValueTracker("[TOOL_CALLS]");
-          this.st = M.Args;
-          i = j;
-          break;
-        }
-        case M.Args: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = streamJsonArguments(tracker, s, i, x);
-          if (end < 0) return this.more(s.length);
-          if (tracker.partial) {
-            tracker.partial = false;
-            return this.more(end);
+            this.state = MistralState.CallId;
+          } else {
+            // The next call's [TOOL_CALLS] ends arguments that never closed (an invalid_json call).
+            this.args = new JsonArguments({ name: this.name, syntax: "mistral" }, "[TOOL_CALLS]");
+            this.state = MistralState.Args;
           }
-          return this.done(end);
+          break;
+        }
+        case MistralState.Args: {
+          const args = this.args as JsonArguments;
+          i = args.feed(s, i, x);
+          return args.status === "done" ? this.done(i) : this.stopWith(args, i, x, false);
         }
       }
     }
@@ -1016,281 +1080,90 @@ export class MistralParser extends CallParser {
 
 // ---- Llama 3.x JSON ------------------------------------------------------------------------------
 
-const enum L {
-  Envelope,
-  After,
-}
-
 /** `<|python_tag|>{"name": …, "parameters": {…}}`, or such objects as the whole message, `;`-separated. */
 export class LlamaJsonParser extends CallParser {
-  private st = L.Envelope;
-  private envelope: Envelope;
+  /** The envelope being read, or null between calls. */
+  private envelope: Envelope | null;
 
   constructor(private readonly bare: boolean) {
     super();
-    this.envelope = new Envelope("llama3-json", ["parameters", "arguments"], bare);
+    this.envelope = this.nextEnvelope();
+  }
+
+  private nextEnvelope(): Envelope {
+    return new Envelope("llama3-json", ["parameters", "arguments"], this.bare);
   }
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
-      if (this.st === L.Envelope) {
+      if (this.envelope !== null) {
         i = this.envelope.feed(s, i, x);
-        const result = this.envelope.result;
-        if (result === "more") return this.more(i);
-        if (result === "reject") return this.reject(i);
-        if (result === "broken") return this.done(i);
-        x.close();
-        x.mark(i);
-        this.st = L.After;
+        if (this.envelope.status !== "done") return this.stopWith(this.envelope, i, x, false);
+        this.envelope = null;
         continue;
       }
       const r = expectAfterWs(s, i, [";", "<|eom_id|>", "<|eot_id|>", "{"]);
       if (r.kind === "more") return this.more(i);
       if (r.kind === "none") return this.done(i);
       if (r.which === 1 || r.which === 2) return this.done(r.end);
+      this.envelope = this.nextEnvelope();
       // `;` or a newline (or nothing) between calls: another envelope follows (vLLM llama3_json).
       if (r.which === 3) {
         x.mark(i);
-        this.envelope = new Envelope("llama3-json", ["parameters", "arguments"], this.bare);
-        this.st = L.Envelope;
         i = r.end - 1;
-        continue;
+      } else {
+        x.mark(r.end);
+        i = r.end;
       }
-      x.mark(r.end);
-      this.envelope = new Envelope("llama3-json", ["parameters", "arguments"], this.bare);
-      this.st = L.Envelope;
-      i = r.end;
     }
   }
 }
 
 // ---- gpt-oss harmony -----------------------------------------------------------------------------
 
-const enum H {
+const enum HarmonyState {
   Name,
-  Head,
-  ArgsStart,
+  Header,
   Args,
-  After,
+  AfterArgs,
 }
 
 /** After `… to=functions.`: `NAME [<|constrain|>json]<|message|>{…}<|call|>`. */
 export class HarmonyParser extends CallParser {
-  private st = H.Name;
+  private state = HarmonyState.Name;
   private readonly name = new Until([" ", "<", "\t"], MAX_NAME, true);
-  private readonly head = new Until(["<|message|>"], 128, false);
-  private tracker: JsonValueTracker | null = null;
+  private readonly header = new Until(["<|message|>"], 128, false);
+  private args: JsonArguments | null = null;
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
-      switch (this.st) {
-        case H.Name: {
-          const r = this.name.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          if (this.name.text.length === 0) return this.reject(r.end - 1);
-          i = r.end - 1;
-          this.st = H.Head;
+      switch (this.state) {
+        case HarmonyState.Name: {
+          const at = this.name.feed(s, i);
+          if (this.name.status !== "done") return this.stopWith(this.name, at, x, false);
+          // The name's terminator is not consumed: the header goes on there.
+          i = at - 1;
+          if (this.name.text.length === 0) return this.reject(i);
+          this.state = HarmonyState.Header;
           break;
         }
-        case H.Head: {
-          const r = this.head.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          i = r.end;
-          this.st = H.ArgsStart;
+        case HarmonyState.Header: {
+          i = this.header.feed(s, i);
+          if (this.header.status !== "done") return this.stopWith(this.header, i, x, false);
+          this.args = new JsonArguments({ name: this.name.text, syntax: "harmony" }, "<|call|>");
+          this.state = HarmonyState.Args;
           break;
         }
-        case H.ArgsStart: {
-          const j = skipWs(s, i);
-          if (j === s.length) return this.more(i);
-          if (s.charCodeAt(j) !== 123 || !x.open(this.name.text, "harmony")) return this.reject(j);
-          this.tracker = new JsonValueTracker("<|call|>");
-          this.st = H.Args;
-          i = j;
+        case HarmonyState.Args: {
+          const args = this.args as JsonArguments;
+          i = args.feed(s, i, x);
+          if (args.status !== "done") return this.stopWith(args, i, x, false);
+          x.mark(i);
+          this.state = HarmonyState.AfterArgs;
           break;
         }
-        case H.Args: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = streamJsonArguments(tracker, s, i, x);
-          if (end < 0) return this.more(s.length);
-          if (tracker.partial) {
-            tracker.partial = false;
-            return this.more(end);
-          }
-          x.mark(end);
-          i = end;
-          this.st = H.After;
-          break;
-        }
-        case H.After: {
-          const r = expectAfterWs(s, i, ["<|call|>"]);
-          if (r.kind === "more") return this.more(i);
-          return this.done(r.kind === "match" ? r.end : i);
-        }
-      }
-    }
-  }
-}
-
-
-// ---- DeepSeek V3.2 / V4 DSML ---------------------------------------------------------------------
-
-const enum D {
-  Section,
-  Name,
-  NameEnd,
-  Body,
-  Key,
-  Attrs,
-  Value,
-  Json,
-  JsonEnd,
-}
-
-const DSML = "<｜DSML｜";
-
-/**
- * After `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4): `<｜DSML｜invoke name="f">`
- * then `<｜DSML｜parameter name="k" string="true|false">v</｜DSML｜parameter>`… `</｜DSML｜invoke>`,
- * then the section's close. `string="true"` values are strings; `string="false"` values are JSON
- * (kept as the string written, with a diagnostic, when they are not). A JSON object in place of the
- * parameters is the arguments.
- */
-export class DsmlParser extends CallParser {
-  private st = D.Section;
-  private token: Until | null = null;
-  private key = "";
-  private value: ParamValue | null = null;
-  private tracker: JsonValueTracker | null = null;
-  private first = true;
-  private readonly sectionEnd: string;
-
-  constructor(section: "function_calls" | "tool_calls") {
-    super();
-    this.sectionEnd = `</｜DSML｜${section}>`;
-  }
-
-  private broken(i: number, x: ParseContext): number {
-    x.broken();
-    return this.done(i);
-  }
-
-  feed(s: string, i: number, x: ParseContext): number {
-    while (true) {
-      switch (this.st) {
-        case D.Section: {
-          const r = expectAfterWs(s, i, [`${DSML}invoke name="`, this.sectionEnd]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") return this.reject(r.at);
-          if (r.which === 1) return this.done(r.end);
-          this.token = new Until(['"']);
-          this.st = D.Name;
-          i = r.end;
-          break;
-        }
-        case D.Name: {
-          const token = this.token as Until;
-          const r = token.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.reject(r.fail);
-          if (token.text.length === 0 || /[\s<>]/.test(token.text)) return this.reject(r.end);
-          this.st = D.NameEnd;
-          i = r.end;
-          break;
-        }
-        case D.NameEnd: {
-          const r = expectAfterWs(s, i, [">"]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none" || !x.open((this.token as Until).text, "deepseek")) return this.reject(i);
-          this.first = true;
-          this.st = D.Body;
-          i = r.end;
-          break;
-        }
-        case D.Body: {
-          if (this.first) {
-            const j = skipWs(s, i);
-            if (j === s.length) return this.more(i);
-            if (s.charCodeAt(j) === 123) {
-              this.tracker = new JsonValueTracker(`</｜DSML｜invoke>`);
-              this.st = D.Json;
-              i = j;
-              break;
-            }
-          }
-          const r = expectAfterWs(s, i, [`${DSML}parameter name="`, `</｜DSML｜invoke>`]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") return this.broken(r.at, x);
-          if (r.which === 0) {
-            this.token = new Until(['"']);
-            this.st = D.Key;
-            i = r.end;
-            break;
-          }
-          x.args(this.first ? "{}" : "}");
-          x.close();
-          x.mark(r.end);
-          this.st = D.Section;
-          i = r.end;
-          break;
-        }
-        case D.Key: {
-          const token = this.token as Until;
-          const r = token.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.broken(r.fail, x);
-          this.key = token.text;
-          this.token = new Until([">"], 64);
-          this.st = D.Attrs;
-          i = r.end;
-          break;
-        }
-        case D.Attrs: {
-          const token = this.token as Until;
-          const r = token.feed(s, i);
-          if ("more" in r) return this.more(r.more);
-          if ("fail" in r) return this.broken(r.fail, x);
-          const attrs = token.text.trim();
-          const kind: ParamKind = /^string="true"$/.test(attrs) ? "string" : /^string="false"$/.test(attrs) ? "json" : attrs === "" ? x.paramKind(this.key) : "string";
-          x.args(`${this.first ? "{" : ", "}${JSON.stringify(this.key)}: `);
-          this.first = false;
-          this.value = new ParamValue(kind, this.key, [`</｜DSML｜parameter>`], false);
-          this.st = D.Value;
-          i = r.end;
-          break;
-        }
-        case D.Value: {
-          const r = (this.value as ParamValue).feed(s, i, x);
-          if ("more" in r) return this.more(r.more);
-          this.value = null;
-          this.st = D.Body;
-          i = r.end;
-          break;
-        }
-        case D.Json: {
-          const tracker = this.tracker as JsonValueTracker;
-          const end = streamJsonArguments(tracker, s, i, x);
-          if (end < 0) return this.more(s.length);
-          if (tracker.partial) {
-            tracker.partial = false;
-            return this.more(end);
-          }
-          x.mark(end);
-          this.st = D.JsonEnd;
-          i = end;
-          break;
-        }
-        case D.JsonEnd: {
-          const r = expectAfterWs(s, i, [`</｜DSML｜invoke>`]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "match") {
-            i = r.end;
-            x.mark(i);
-          }
-          this.st = D.Section;
-          break;
-        }
+        case HarmonyState.AfterArgs:
+          return this.endAfterOptional(s, i, "<|call|>");
       }
     }
   }

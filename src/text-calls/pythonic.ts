@@ -1,10 +1,9 @@
-import { CallParser, type ParseContext } from "./parsers.js";
-import { expectAfterWs, isWs, skipWs } from "./scan.js";
+import { ArgumentsObject, CallParser, type ParseContext } from "./parsers.js";
+import { expectAfterWs, isWs, Reader, skipWs } from "./scan.js";
 import { isJson } from "../json/equal.js";
 
-const enum P {
+const enum PythonicState {
   Open,
-  CallStart,
   Name,
   ArgStart,
   Key,
@@ -22,6 +21,31 @@ function isIdentStart(c: number): boolean {
 
 function isIdent(c: number): boolean {
   return isIdentStart(c) || (c >= 48 && c <= 57) || c === 46;
+}
+
+/**
+ * An identifier after optional whitespace: done at the character after it (left for the caller);
+ * a reject where no identifier starts, or where it runs past `limit` characters.
+ */
+class Identifier extends Reader {
+  text = "";
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  feed(s: string, i: number): number {
+    if (this.text.length === 0) {
+      const j = skipWs(s, i);
+      if (j === s.length) return this.more(i);
+      if (!isIdentStart(s.charCodeAt(j))) return this.reject(j);
+      i = j;
+    }
+    let k = i;
+    while (k < s.length && isIdent(s.charCodeAt(k)) && this.text.length + (k - i) <= MAX_IDENT) k++;
+    this.text += s.slice(i, k);
+    if (this.text.length > this.limit || (k < s.length && isIdent(s.charCodeAt(k)))) return this.reject(k);
+    return k === s.length ? this.more(k) : this.done(k);
+  }
 }
 
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
@@ -138,131 +162,108 @@ export class PythonicParser extends CallParser {
     super();
   }
 
-  private st = P.Open;
-  private name = "";
-  private key = "";
-  private opened = false;
+  private state = PythonicState.Open;
+  private key: Identifier | null = null;
+  private name = new Identifier(MAX_IDENT);
+  private object = new ArgumentsObject();
   private value: PythonLiteral | null = null;
+
+  private nextCall(): void {
+    this.name = new Identifier(MAX_IDENT);
+    this.object = new ArgumentsObject();
+    this.state = PythonicState.Name;
+  }
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
-      switch (this.st) {
-        case P.Open: {
+      switch (this.state) {
+        case PythonicState.Open: {
           if (this.wrapped) i = skipWs(s, i);
           if (i >= s.length) return this.more(i);
           if (s.charCodeAt(i) !== 91) return this.reject(i);
           i++;
-          this.st = P.CallStart;
+          this.nextCall();
           break;
         }
-        case P.CallStart: {
+        case PythonicState.Name: {
+          i = this.name.feed(s, i);
+          if (this.name.status !== "done") return this.stopWith(this.name, i, x, false);
+          if (s.charCodeAt(i) !== 40) return this.reject(i);
+          i++;
+          this.state = PythonicState.ArgStart;
+          break;
+        }
+        case PythonicState.ArgStart: {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
-          if (!isIdentStart(s.charCodeAt(j))) return this.reject(j);
-          this.name = "";
-          this.opened = false;
-          this.st = P.Name;
-          i = j;
-          break;
-        }
-        case P.Name: {
-          let k = i;
-          while (k < s.length && isIdent(s.charCodeAt(k)) && this.name.length + (k - i) <= MAX_IDENT) k++;
-          this.name += s.slice(i, k);
-          if (this.name.length >= MAX_IDENT + 1 || (k < s.length && isIdent(s.charCodeAt(k)))) return this.reject(k);
-          if (k === s.length) return this.more(k);
-          if (s.charCodeAt(k) !== 40) return this.reject(k);
-          i = k + 1;
-          this.st = P.ArgStart;
-          break;
-        }
-        case P.ArgStart: {
-          const j = skipWs(s, i);
-          if (j === s.length) return this.more(i);
-          const c = s.charCodeAt(j);
-          if (c === 41) {
-            if (!this.opened) {
-              if (!x.open(this.name, "pythonic")) return this.reject(j);
-              x.args("{}");
-            } else x.args("}");
+          if (s.charCodeAt(j) === 41) {
+            if (this.object.empty && !x.open(this.name.text, "pythonic")) return this.reject(j);
+            this.object.close(x);
             x.close(true);
-            this.st = P.AfterCall;
+            this.state = PythonicState.AfterCall;
             i = j + 1;
             break;
           }
-          if (!isIdentStart(c)) return this.fail(j, x);
-          this.key = "";
-          this.st = P.Key;
+          // A key may be one character longer than a name: the limits as they have always been.
+          this.key = new Identifier(MAX_IDENT + 1);
+          this.state = PythonicState.Key;
           i = j;
           break;
         }
-        case P.Key: {
-          let k = i;
-          while (k < s.length && isIdent(s.charCodeAt(k)) && this.key.length + (k - i) <= MAX_IDENT) k++;
-          this.key += s.slice(i, k);
-          if (k < s.length && isIdent(s.charCodeAt(k))) return this.fail(k, x);
-          if (k === s.length) return this.more(k);
-          i = k;
-          this.st = P.Equals;
+        case PythonicState.Key: {
+          const key = this.key as Identifier;
+          i = key.feed(s, i);
+          if (key.status === "more") return this.more(i);
+          if (key.status === "reject") return this.fail(i, x);
+          this.state = PythonicState.Equals;
           break;
         }
-        case P.Equals: {
+        case PythonicState.Equals: {
           const j = skipWs(s, i);
           if (j === s.length) return this.more(i);
           if (s.charCodeAt(j) !== 61) return this.fail(j, x);
-          if (!this.opened) {
-            // The call opens at its first `key=`: `[word(text)]` is prose, not a call.
-            if (!x.open(this.name, "pythonic")) return this.reject(j);
-            this.opened = true;
-            x.args(`{${JSON.stringify(this.key)}: `);
-          } else x.args(`, ${JSON.stringify(this.key)}: `);
+          // The call opens at its first `key=`: `[word(text)]` is prose, not a call.
+          if (this.object.empty && !x.open(this.name.text, "pythonic")) return this.reject(j);
+          this.object.key((this.key as Identifier).text, x);
           this.value = new PythonLiteral();
-          this.st = P.Value;
+          this.state = PythonicState.Value;
           i = j + 1;
           break;
         }
-        case P.Value: {
+        case PythonicState.Value: {
           const value = this.value as PythonLiteral;
           const end = value.feed(s, i, x);
           if (end < 0) return this.more(s.length);
           if (value.empty || !isJson(value.json)) return this.fail(end, x);
+          i = end + 1;
           if (s.charCodeAt(end) === 44) {
-            this.st = P.ArgStart;
-            i = end + 1;
+            this.state = PythonicState.ArgStart;
             break;
           }
-          x.args("}");
+          this.object.close(x);
           x.close(true);
-          this.st = P.AfterCall;
-          i = end + 1;
+          this.state = PythonicState.AfterCall;
           break;
         }
-        case P.AfterCall: {
+        case PythonicState.AfterCall: {
           const r = expectAfterWs(s, i, [",", "]"]);
           if (r.kind === "more") return this.more(i);
           if (r.kind === "none") return this.reject(r.at);
-          if (r.which === 0) {
-            this.st = P.CallStart;
-            i = r.end;
-            break;
-          }
-          if (!this.wrapped) return this.done(r.end);
-          this.st = P.End;
           i = r.end;
+          if (r.which === 0) this.nextCall();
+          else if (!this.wrapped) return this.done(i);
+          else this.state = PythonicState.End;
           break;
         }
-        case P.End: {
-          const r = expectAfterWs(s, i, ["<|python_end|>"]);
-          if (r.kind === "more") return this.more(i);
-          return this.done(r.kind === "match" ? r.end : i);
-        }
+        case PythonicState.End:
+          return this.endAfterOptional(s, i, "<|python_end|>");
       }
     }
   }
 
   /** Malformed before the call opened: not a call; after: the call is cut. */
   private fail(i: number, x: ParseContext): number {
-    if (this.opened) x.broken();
+    if (!this.object.empty) x.broken();
     return this.reject(i);
   }
 }

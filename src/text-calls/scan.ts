@@ -48,18 +48,60 @@ export function expectAfterWs(s: string, i: number, literals: readonly string[])
 }
 
 /**
+ * What a reader's last `feed` decided; the position `feed` returned says where:
+ * "more": it needs more text from there (the rest is held back);
+ * "done": it finished there;
+ * "reject": not a call after all (or not an allowed one): the text read since the last mark is
+ * passed on as text and scanning resumes there;
+ * "broken": an open call's markup broke off there (the reader told its ParseContext): no call.
+ */
+export type ReadStatus = "more" | "done" | "reject" | "broken";
+
+/**
+ * The one result convention of every text-call reader, a whole call's parser or one part of a
+ * call (a name, an envelope, a value): `feed` returns a position and sets `status`.
+ */
+export abstract class Reader {
+  status: ReadStatus = "more";
+
+  protected more(i: number): number {
+    this.status = "more";
+    return i;
+  }
+
+  protected done(i: number): number {
+    this.status = "done";
+    return i;
+  }
+
+  protected reject(i: number): number {
+    this.status = "reject";
+    return i;
+  }
+
+  /** The open call's markup broke off at `i`: the call is not one, its text is released as text. */
+  protected broken(i: number, x: { broken(): void }): number {
+    x.broken();
+    this.status = "broken";
+    return i;
+  }
+}
+
+/**
  * Finds where one JSON value ends, fed in pieces: tracks string and escape state and bracket depth,
  * so markup inside a JSON string never ends the value. Validity is finalize's job, not this one's.
+ * `feed` returns the position after the value ("done"), or where more text is needed ("more").
  */
-export class JsonValueTracker {
+export class JsonValueTracker extends Reader {
   /**
    * With a stop literal (a call's end token), the value also ends where that literal appears outside
-   * a string: `cut` is then true (the value did not close). `partial` is true when the text ends
-   * inside a possible stop literal: the returned position is where it starts, and more text decides.
+   * a string: `cut` is then true (the value did not close). When the text ends inside a possible
+   * stop literal, the status is "more" at its start, and more text decides.
    */
   cut = false;
-  partial = false;
-  constructor(private readonly stop: string | null = null) {}
+  constructor(private readonly stop: string | null = null) {
+    super();
+  }
 
   private started = false;
   private depth = 0;
@@ -67,11 +109,10 @@ export class JsonValueTracker {
   private escape = false;
   private scalar = false;
 
-  /** The index just past the value's end within `s[i..]`, or -1 when the value goes on. */
   feed(s: string, i: number): number {
     let k = i;
     if (!this.started) {
-      if (k >= s.length) return -1;
+      if (k >= s.length) return this.more(k);
       this.started = true;
       const c = s.charCodeAt(k);
       if (c === 123 || c === 91) {
@@ -83,8 +124,8 @@ export class JsonValueTracker {
       } else this.scalar = true;
     }
     if (this.scalar) {
-      for (; k < s.length; k++) if (!isScalarChar(s.charCodeAt(k))) return k;
-      return -1;
+      for (; k < s.length; k++) if (!isScalarChar(s.charCodeAt(k))) return this.done(k);
+      return this.more(k);
     }
     const n = s.length;
     while (k < n) {
@@ -97,7 +138,7 @@ export class JsonValueTracker {
         // Jump to the next quote or backslash: string bodies are most of an argument's text.
         const q = s.indexOf('"', k);
         const b = s.indexOf("\\", k);
-        if (q < 0 && b < 0) return -1;
+        if (q < 0 && b < 0) return this.more(n);
         if (b >= 0 && (q < 0 || b < q)) {
           this.escape = true;
           k = b + 1;
@@ -105,7 +146,7 @@ export class JsonValueTracker {
         }
         this.inString = false;
         k = q + 1;
-        if (this.depth === 0) return k;
+        if (this.depth === 0) return this.done(k);
         continue;
       }
       const c = s.charCodeAt(k);
@@ -113,22 +154,19 @@ export class JsonValueTracker {
         const end = matchAt(s, k, this.stop);
         if (end >= 0) {
           this.cut = true;
-          return k;
+          return this.done(k);
         }
-        if (end === PARTIAL) {
-          this.partial = true;
-          return k;
-        }
+        if (end === PARTIAL) return this.more(k);
       }
       if (c === 34) this.inString = true;
       else if (c === 123 || c === 91) this.depth++;
       else if (c === 125 || c === 93) {
         this.depth--;
-        if (this.depth === 0) return k + 1;
+        if (this.depth === 0) return this.done(k + 1);
       }
       k++;
     }
-    return -1;
+    return this.more(n);
   }
 }
 

@@ -307,7 +307,7 @@ class AnthropicReencoder extends SseReencoder {
 /** Held events with their block index moved (read again from their text: rare, and only then). */
 function reindexed(held: WireEvent, index: number): string {
   const splitter = new SseEventSplitter();
-  const events = [...splitter.pushText(wireText(held)), ...splitter.finish()];
+  const events = [...splitter.pushText(wireText(held)), ...splitter.flush()];
   return events.map(({ raw, event }) => (event && isPlainObject(event.data) ? sseText({ ...event.data, index }, event.event) : raw)).join("");
 }
 

@@ -1,12 +1,45 @@
 import { isPlainObject } from "../json/equal.js";
 import type { StreamingDecoder } from "../providers/codec.js";
-import type { CodecEvent, DecodedTurn, ProviderEvent, ProviderName, ToolCall } from "../types.js";
-import type { RepairReport } from "./types.js";
+import { createDecoder } from "../providers/registry.js";
+import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
+import type { Reencoder, RepairReport } from "./types.js";
 
 export { isPlainObject };
 
 /** Which calls belong to a held block or item: its provider index, or a test (items known by id). */
 export type CallMatcher = number | ((call: ToolCall) => boolean);
+
+/**
+ * What every re-encoder that decodes the body itself shares: the decoder on a tap, the turn and
+ * the report it gives, and the lifecycle (`end` is `flush`'s old name).
+ */
+export abstract class TappedReencoder implements Reencoder {
+  protected readonly tap: DecoderTap;
+
+  protected constructor(
+    readonly provider: ProviderName,
+    options: DecoderOptions,
+  ) {
+    this.tap = new DecoderTap(provider, createDecoder(provider, options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  abstract push(chunk: Uint8Array): Uint8Array[];
+
+  abstract flush(): Uint8Array[];
+
+  /** @deprecated Use `flush`. */
+  end(): Uint8Array[] {
+    return this.flush();
+  }
+}
 
 /** Decoder bookkeeping every re-encoder shares: the calls as they end, the turn, the report. */
 export class DecoderTap {

@@ -33,8 +33,8 @@ export class JsonArraySplitter {
     return this.scan(this.decoder.decode(chunk, { stream: true }));
   }
 
-  /** The rest of the body: an element cut short is forwarded as text (it cannot be decoded). */
-  finish(): RawArrayPiece[] {
+  /** The body ended: the rest of it (an element cut short is forwarded as text: it cannot be decoded). */
+  flush(): RawArrayPiece[] {
     const out = this.scan(this.decoder.decode());
     if (this.phase === "element") {
       const text = this.pieces.join("");

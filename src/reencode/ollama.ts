@@ -1,8 +1,8 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
-import { DecoderTap, decodedAsSent, isPlainObject } from "./common.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
+import { decodedAsSent, isPlainObject, TappedReencoder } from "./common.js";
+import { HoldQueue } from "./hold.js";
 import { encodeOut } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { Reencoder } from "./types.js";
 
 /**
  * Ollama native `/api/chat` (NDJSON): decoded, then re-emitted line by line. Calls arrive whole, so
@@ -17,36 +17,35 @@ export function createOllamaReencoder(options: DecoderOptions = {}): Reencoder {
   return new OllamaReencoder(options);
 }
 
-class OllamaReencoder implements Reencoder {
-  readonly provider = "ollama" as const;
-  private readonly tap: DecoderTap;
+/** A line of the body, decoded: its JSON (undefined for a line that is not), and the range of call indexes it opened. */
+interface Line {
+  raw: string;
+  data: unknown;
+  from: number;
+  to: number;
+}
+
+class OllamaReencoder extends TappedReencoder {
   private readonly decoder = new TextDecoder();
   private pending = "";
   private ended = false;
+  private readonly queue = new HoldQueue<Line, string>((line, out) => this.handle(line, out));
 
   constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("ollama", createDecoder("ollama", options));
-  }
-
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
+    super("ollama", options);
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
     return encodeOut(this.lines(this.decoder.decode(chunk, { stream: true }), false));
   }
 
-  end(): Uint8Array[] {
+  flush(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
     const out = this.lines(this.decoder.decode(), true);
     this.tap.end();
     // The turn is over: every call is decided.
-    if (this.waiting !== null) out.push(this.release());
+    this.queue.settle(out, true);
     return encodeOut(out);
   }
 
@@ -58,75 +57,65 @@ class OllamaReencoder implements Reencoder {
       if (at < 0) break;
       const line = this.pending + text.slice(start, at + 1);
       this.pending = "";
-      out.push(this.line(line));
+      this.line(line, out);
       start = at + 1;
     }
     this.pending += text.slice(start);
     if (last && this.pending !== "") {
-      out.push(this.line(this.pending));
+      this.line(this.pending, out);
       this.pending = "";
     }
     return out;
   }
-
-  /**
-   * From the first line holding a call the decoder decides only at the end of the turn (arguments
-   * that do not parse strictly: cut or invalid, as the stop reason tells), that line and every
-   * later one, in order, with the range of call indexes each opened.
-   */
-  private waiting: Array<{ raw: string; data: unknown; from: number; to: number }> | null = null;
 
   /** Calls the decoder has opened so far (Ollama's calls are all the client's, indexed in order). */
   private opened(): number {
     return this.tap.callsAwaitingEnd + this.tap.log.length;
   }
 
-  private line(raw: string): string {
+  private line(raw: string, out: string[]): void {
     const text = raw.trim();
-    if (text === "") return this.waiting === null ? raw : this.wait(raw, undefined, 0, 0);
     let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      this.tap.push({ data: text });
-      return this.waiting === null ? raw : this.wait(raw, undefined, 0, 0);
+    if (text !== "") {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        this.tap.push({ data: text });
+      }
     }
     const from = this.opened();
-    const calls = this.tap.push({ data });
-    if (this.tap.refused) {
-      this.tap.refusedEvent();
-      return "";
-    }
-    const to = this.opened();
-    if (this.waiting !== null) return this.wait(raw, data, from, to);
-    if (calls.length < to - from) {
-      // A call of this line waits for its verdict: the line, and the lines after it, wait with it.
-      this.waiting = [];
-      return this.wait(raw, data, from, to);
-    }
-    return this.rewritten(raw, data, calls);
-  }
-
-  /** Queues a line behind an undecided call; sends the queue once every call in it is decided. */
-  private wait(raw: string, data: unknown, from: number, to: number): string {
-    (this.waiting as NonNullable<typeof this.waiting>).push({ raw, data, from, to });
-    return this.tap.callsAwaitingEnd > 0 ? "" : this.release();
-  }
-
-  /** The waiting lines, each with the calls it opened (by index, as the decoder ended them). */
-  private release(): string {
-    const waiting = this.waiting ?? [];
-    this.waiting = null;
-    let out = "";
-    for (const { raw, data, from, to } of waiting) {
-      const calls: ToolCall[] = [];
-      for (let index = from; index < to; index++) {
-        const call = this.tap.ended.get(index);
-        if (call) calls.push(call);
+    if (data !== undefined) {
+      this.tap.push({ data });
+      if (this.tap.refused) {
+        this.tap.refusedEvent();
+        return;
       }
-      out += data === undefined ? raw : this.rewritten(raw, data, calls);
     }
-    return out;
+    this.queue.push({ raw, data, from, to: this.opened() }, out);
+  }
+
+  /**
+   * A line holding a call the decoder decides only at the end of the turn (arguments that do not
+   * parse strictly: cut or invalid, as the stop reason tells) holds, with every later line, until
+   * no call is left undecided.
+   */
+  private handle(line: Line, out: string[]): void {
+    const calls = this.callsOf(line);
+    if (calls.length < line.to - line.from) {
+      this.queue.hold({ decided: () => this.tap.callsAwaitingEnd === 0, release: (later) => later.push(this.rewritten(line.raw, line.data, this.callsOf(line))) });
+      return;
+    }
+    out.push(line.data === undefined ? line.raw : this.rewritten(line.raw, line.data, calls));
+  }
+
+  /** The calls a line opened (by index, as the decoder ended them). */
+  private callsOf(line: Line): ToolCall[] {
+    const calls: ToolCall[] = [];
+    for (let index = line.from; index < line.to; index++) {
+      const call = this.tap.ended.get(index);
+      if (call) calls.push(call);
+    }
+    return calls;
   }
 
   /** The line as it came when toolwire took its calls as sent, else re-sent with the calls it decoded. */

@@ -254,7 +254,7 @@ class OpenAIChatReencoder extends SseReencoder {
     const splitter = new SseEventSplitter();
     const events: RawSseEvent[] = [];
     for (const held of this.held) events.push(...splitter.pushText(wireText(held)));
-    events.push(...splitter.finish());
+    events.push(...splitter.flush());
     return events;
   }
 

@@ -312,7 +312,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
   /** Held events with their output_index moved (read again from their text: rare, and only then). */
   private movedText(held: WireEvent): string {
     const splitter = new SseEventSplitter();
-    const events = [...splitter.pushText(wireText(held)), ...splitter.finish()];
+    const events = [...splitter.pushText(wireText(held)), ...splitter.flush()];
     return events.map((raw) => (raw.event && isPlainObject(raw.event.data) && typeof raw.event.data.output_index === "number" ? wireText(this.moved(raw, raw.event.data, raw.event.data.output_index)) : raw.raw)).join("");
   }
 

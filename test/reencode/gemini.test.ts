@@ -254,7 +254,7 @@ describe("Gemini re-encoding, any chunk boundary", () => {
           const splitter = new JsonArraySplitter();
           const pieces = [];
           for (const piece of cyclicPieces(bytes, sizes)) pieces.push(...splitter.push(piece));
-          pieces.push(...splitter.finish());
+          pieces.push(...splitter.flush());
           expect(pieces.map((piece) => piece.raw).join("")).toBe(text);
           expect(pieces.flatMap((piece) => (piece.kind === "element" ? [piece.event.data] : []))).toEqual(values.map((value) => JSON.parse(JSON.stringify(value)) as unknown));
         },

@@ -5,7 +5,7 @@ import { numberField, stringField } from "../providers/fields.js";
 import { concatBytes } from "../util/bytes.js";
 import type { DecoderOptions, Diagnostic, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject, TappedReencoder } from "./common.js";
-import { HoldQueue } from "./hold.js";
+import { HoldQueue, type HeldBlock } from "./hold.js";
 import type { Reencoder } from "./types.js";
 
 /**
@@ -50,14 +50,7 @@ export function createBedrockReencoder(options: DecoderOptions = {}): Reencoder 
   return new BedrockReencoder(options);
 }
 
-interface HeldCall {
-  /** The block's frames as they came: a long call holds many frames, and their payloads are read again only to renumber. */
-  frames: Uint8Array[];
-  /** `contentBlockStart.start.toolUse` as sent. */
-  toolUse: Record<string, unknown>;
-  /** Every delta was a `toolUse` delta with a string `input`. */
-  plainDeltas: boolean;
-}
+type HeldCall = HeldBlock<Uint8Array>;
 
 /** What waits behind an undecided call: a frame, bytes after a corrupt frame, or the point where one cut the calls still open. */
 type Pending = { frame: Uint8Array; message: EventStreamMessage; event: ProviderEvent } | { raw: Uint8Array } | { cut: string };
@@ -214,7 +207,7 @@ class BedrockReencoder extends TappedReencoder {
         // Provider-executed tools (type server_tool_use) are not the client's to run: they pass.
         if (index !== null && toolUse && toolUse.type !== "server_tool_use" && !this.stopped) {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { frames: [frame.slice()], toolUse, plainDeltas: true });
+          this.held.set(index, { events: [frame.slice()], start: toolUse, plainDeltas: true });
           return;
         }
         out.push(this.mapped(frame, message, body, index));
@@ -223,7 +216,7 @@ class BedrockReencoder extends TappedReencoder {
       case "contentBlockDelta": {
         const held = index === null ? undefined : this.held.get(index);
         if (held) {
-          held.frames.push(frame.slice());
+          held.events.push(frame.slice());
           const delta = isPlainObject(body.delta) ? body.delta : null;
           if (!delta || !isPlainObject(delta.toolUse) || typeof delta.toolUse.input !== "string") held.plainDeltas = false;
           return;
@@ -235,7 +228,7 @@ class BedrockReencoder extends TappedReencoder {
         const held = index === null ? undefined : this.held.get(index);
         if (held && index !== null) {
           this.held.delete(index);
-          held.frames.push(frame.slice());
+          held.events.push(frame.slice());
           if (!this.settled && !this.fresh.some((call) => call.providerIndex === index)) {
             // Ended by the decoder only when the turn ends (input that does not parse strictly).
             this.queue.hold({ decided: () => false, release: (later) => this.release(index, held, later) });
@@ -324,7 +317,7 @@ class BedrockReencoder extends TappedReencoder {
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
-      for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      for (const frame of held.events) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
       return;
     }
     if (call.arguments === null) {
@@ -335,10 +328,10 @@ class BedrockReencoder extends TappedReencoder {
     }
     this.runnable++;
     const outIndex = this.assign(index);
-    const startInput = held.toolUse.input;
-    const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.toolUse.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
+    const startInput = held.start.input;
+    const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.start.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
-      for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      for (const frame of held.events) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
       return;
     }
     this.writeCall(call, outIndex, out);
@@ -372,15 +365,7 @@ class BedrockReencoder extends TappedReencoder {
       // The decoder ended the cut call too (it sees the same event first): a block started later
       // at this index must not claim it.
       this.claim(index);
-      const id = stringField(held.toolUse, "toolUseId");
-      const name = stringField(held.toolUse, "name");
-      this.tap.report({
-        action: "withheld",
-        code: "truncated",
-        message: `${why}: the call ${name ?? ""} (block ${index}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
-        ...(id !== null ? { id } : {}),
-        ...(name !== null ? { name } : {}),
-      });
+      this.tap.cut(why, `block ${index}`, held.start.toolUseId, held.start.name, cause);
     }
   }
 }

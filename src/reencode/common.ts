@@ -139,6 +139,20 @@ export class DecoderTap {
     this.report({ action: "withheld", code: "event_too_deep", message: "An event nested deeper than any tool call may, so toolwire ignored it; it was not forwarded." });
   }
 
+  /**
+   * Reports a call cut before its end marker, so never delivered: `where` names its block or item,
+   * `id` and `name` are as its start sent them, `cause` what cut it when the stop reason says.
+   */
+  cut(why: string, where: string, id: unknown, name: unknown, cause?: string): void {
+    this.report({
+      action: "withheld",
+      code: "truncated",
+      message: `${why}: the call ${typeof name === "string" ? name : ""} (${where}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
+      ...(typeof id === "string" ? { id } : {}),
+      ...(typeof name === "string" ? { name } : {}),
+    });
+  }
+
   /** Reports a call that is not delivered: its error code, with the model-facing message. */
   withheld(call: ToolCall, why?: string): void {
     this.report({

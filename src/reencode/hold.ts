@@ -56,3 +56,13 @@ export class HoldQueue<Item, Out> {
     }
   }
 }
+
+/** One tool-use block's events, held from its start to its stop (Anthropic, Bedrock). */
+export interface HeldBlock<Wire> {
+  /** The events as they came: a long call holds many, and their payloads are read again only to renumber. */
+  events: Wire[];
+  /** The block's start as sent (Anthropic's `content_block`, Bedrock's `start.toolUse`). */
+  start: Record<string, unknown>;
+  /** Every delta was a plain delta of input text. */
+  plainDeltas: boolean;
+}

@@ -1,4 +1,4 @@
-import type { DecoderOptions, ToolCall } from "../types.js";
+import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
@@ -74,12 +74,7 @@ class OpenAIChatReencoder extends SseReencoder {
     this.heldDone = null;
   }
 
-  protected handle(raw: RawSseEvent, _ended: readonly ToolCall[], out: WireEvent[]): void {
-    const event = raw.event;
-    if (event === null) {
-      out.push(raw.wire);
-      return;
-    }
+  protected handle(raw: RawSseEvent, event: ProviderEvent, _ended: readonly ToolCall[], out: WireEvent[]): void {
     if (this.heldDone !== null) {
       this.heldDone.push(raw.wire);
       return;

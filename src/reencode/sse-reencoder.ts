@@ -1,4 +1,4 @@
-import type { DecoderOptions, ProviderName, ToolCall } from "../types.js";
+import type { DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { TappedReencoder, type CallMatcher, type DecoderTap } from "./common.js";
 import { HoldQueue } from "./hold.js";
 import { encodeOut, SseEventSplitter, type RawSseEvent, type WireEvent } from "./sse-events.js";
@@ -68,9 +68,10 @@ export abstract class SseReencoder extends TappedReencoder {
 
   /**
    * One event of the body, already decoded (`ended`: the calls it ended): write to `out` what is
-   * forwarded now (`raw.wire` for the event as it came).
+   * forwarded now (`raw.wire` for the event as it came). Text that dispatches no event (comments,
+   * keep-alives) is forwarded as it came without coming here.
    */
-  protected abstract handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void;
+  protected abstract handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void;
 
   /** The body ended: decide every call still held (write what is released to `out`). */
   protected abstract endHeld(out: WireEvent[]): void;
@@ -104,9 +105,13 @@ export abstract class SseReencoder extends TappedReencoder {
   }
 
   private handleDecoded(item: Decoded, out: WireEvent[]): void {
+    if (item.raw.event === null) {
+      out.push(item.raw.wire);
+      return;
+    }
     this.handledLogAt = item.logAt;
     try {
-      this.handle(item.raw, item.ended, out);
+      this.handle(item.raw, item.raw.event, item.ended, out);
     } finally {
       this.handledLogAt = null;
     }

@@ -320,8 +320,6 @@ export interface EventStreamFramer {
   push(bytes: Uint8Array): EventStreamMessage[];
   /** Ends the stream; throws EventStreamError when bytes of an incomplete frame remain. */
   flush(): EventStreamMessage[];
-  /** @deprecated Use `flush`. */
-  finish(): EventStreamMessage[];
 }
 
 /**
@@ -360,13 +358,6 @@ export function createEventStreamFramer(): EventStreamFramer {
     }
   };
 
-  const flush = (): EventStreamMessage[] =>
-    guard(() => {
-      const out = drain();
-      const cut = frames.truncated();
-      if (cut) throw cut;
-      return out;
-    });
   return {
     push(bytes) {
       return guard(() => {
@@ -374,8 +365,14 @@ export function createEventStreamFramer(): EventStreamFramer {
         return drain();
       });
     },
-    flush,
-    finish: flush,
+    flush() {
+      return guard(() => {
+        const out = drain();
+        const cut = frames.truncated();
+        if (cut) throw cut;
+        return out;
+      });
+    },
   };
 }
 

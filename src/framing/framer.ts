@@ -11,9 +11,12 @@ export const FRAMINGS: readonly FramingName[] = ["sse", "ndjson", "json-array", 
 
 /** Bytes in, provider events out: the layer below every decoder. */
 export interface Framer {
+  /** Feeds bytes or text; returns the events this chunk completed. */
   push(chunk: Uint8Array | string): ProviderEvent[];
-  finish(): ProviderEvent[];
-  readonly diagnostics?: Diagnostic[];
+  /** The body ended: returns what was still buffered (a last event without its terminator). */
+  flush(): ProviderEvent[];
+  /** Framing-level findings (an oversized line or element, a cut or corrupt frame). */
+  readonly diagnostics: Diagnostic[];
 }
 
 /**
@@ -107,7 +110,7 @@ export function createAwsEventStreamFramer(): Framer {
       }
       return guarded(() => frames.push(chunk));
     },
-    finish() {
+    flush() {
       // A failure stashed while frames before it were handed out surfaces here.
       return guarded(() => frames.flush());
     },

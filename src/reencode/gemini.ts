@@ -4,7 +4,7 @@ import { stringifyJson } from "../json/stringify.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { isPlainObject, TappedReencoder } from "./common.js";
 import { HoldQueue } from "./hold.js";
-import { JsonArraySplitter } from "./json-array-events.js";
+import { JsonArraySplitter } from "../framing/json-array.js";
 import { encodeOut, SseEventSplitter, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createGeminiReencoder, createReencoder } from "../../src/reencode/index.js";
-import { JsonArraySplitter } from "../../src/reencode/json-array-events.js";
+import { JsonArraySplitter } from "../../src/framing/json-array.js";
 import { concatBytes } from "../../src/testing/wire.js";
 import type { ProviderEvent } from "../../src/types.js";
 import { cassetteBodies } from "../corpus/support.js";

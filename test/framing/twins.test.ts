@@ -22,51 +22,29 @@ interface Twin {
 
 const plain = (event: ProviderEvent): ProviderEvent => (event.event === undefined ? { data: event.data } : { event: event.event, data: event.data });
 
+/** A reader as a twin: `event` picks the event a piece it gives carries (null: text that is none). */
+function twin<Piece>(name: string, create: () => { push(bytes: Uint8Array): Piece[]; flush(): Piece[] }, event: (piece: Piece) => ProviderEvent | null): Twin {
+  return {
+    name,
+    read(bytes, sizes) {
+      const reader = create();
+      const pieces: Piece[] = [];
+      for (const piece of cyclicPieces(bytes, sizes)) pieces.push(...reader.push(piece));
+      pieces.push(...reader.flush());
+      return pieces.flatMap((piece) => {
+        const found = event(piece);
+        return found === null ? [] : [plain(found)];
+      });
+    },
+  };
+}
+
 const jsonArrayTwins: Twin[] = [
-  {
-    name: "createJsonArrayFramer",
-    read(bytes, sizes) {
-      const framer = createJsonArrayFramer();
-      const out: ProviderEvent[] = [];
-      for (const piece of cyclicPieces(bytes, sizes)) out.push(...framer.push(piece));
-      out.push(...framer.flush());
-      return out.map(plain);
-    },
-  },
-  {
-    name: "JsonArraySplitter",
-    read(bytes, sizes) {
-      const splitter = new JsonArraySplitter();
-      const out: ProviderEvent[] = [];
-      for (const piece of cyclicPieces(bytes, sizes)) for (const raw of splitter.push(piece)) if (raw.kind === "element") out.push(raw.event);
-      for (const raw of splitter.flush()) if (raw.kind === "element") out.push(raw.event);
-      return out.map(plain);
-    },
-  },
+  twin("createJsonArrayFramer", createJsonArrayFramer, (event) => event),
+  twin("JsonArraySplitter", () => new JsonArraySplitter(), (piece) => (piece.kind === "element" ? piece.event : null)),
 ];
 
-const sseTwins: Twin[] = [
-  {
-    name: "createSseFramer",
-    read(bytes, sizes) {
-      const framer = createSseFramer();
-      const out: ProviderEvent[] = [];
-      for (const piece of cyclicPieces(bytes, sizes)) out.push(...framer.push(piece));
-      out.push(...framer.flush());
-      return out.map(plain);
-    },
-  },
-  {
-    name: "SseEventSplitter",
-    read(bytes, sizes) {
-      const splitter = new SseEventSplitter();
-      const out: ProviderEvent[] = [];
-      for (const piece of cyclicPieces(bytes, sizes)) for (const raw of splitter.push(piece)) if (raw.event !== null) out.push(raw.event);
-      for (const raw of splitter.flush()) if (raw.event !== null) out.push(raw.event);
-      return out.map(plain);
-    },
-  },
-];
+const sseTwins: Twin[] = [twin("createSseFramer", createSseFramer, (event) => event), twin("SseEventSplitter", () => new SseEventSplitter(), (raw) => raw.event)];
 
 const json = fc.jsonValue({ maxDepth: 3 }).filter((value) => typeof value === "object" && value !== null);
 const sizes = fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 });

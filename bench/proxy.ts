@@ -129,7 +129,7 @@ async function cpu(): Promise<void> {
       const reencoder = createReencoder(provider, { retainText: false });
       let bytes = 0;
       for (const chunk of chunks) for (const piece of reencoder.push(chunk)) bytes += piece.length;
-      for (const piece of reencoder.end()) bytes += piece.length;
+      for (const piece of reencoder.flush()) bytes += piece.length;
       if (bytes === 0) throw new Error("nothing re-encoded");
     };
     for (let i = 0; i < 5; i++) {

@@ -44,7 +44,7 @@ export function createByteDecoder(provider: ProviderName, options: ByteDecoderOp
   const end = (): CodecEvent[] => {
     if (ended) return [];
     ended = true;
-    const out = feed(framer.finish());
+    const out = feed(framer.flush());
     for (const event of framingDiagnostics()) out.push(event);
     const trailing = decoder.end();
     const finishEvent = trailing.find((event) => event.type === "finish");

@@ -190,7 +190,7 @@ class Pipeline {
   /** Ends the stream: normally, or on the consumer's side with a diagnostic and a truncation cause. */
   async end(abort?: { diagnostic: Diagnostic; cause: TruncationCause }): Promise<CodecEvent[]> {
     // A last event without its blank line still arrived: flush it in every case.
-    const out = this.framer ? this.feed(this.framer.finish()) : [];
+    const out = this.framer ? this.feed(this.framer.flush()) : [];
     this.reportFraming(out);
     const recordProblem = this.recorder ? await this.recorder.close() : null;
     if (recordProblem) out.push({ type: "diagnostic", diagnostic: recordProblem });

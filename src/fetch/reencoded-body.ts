@@ -22,7 +22,7 @@ export function reencodedBody(body: ReadableStream<Uint8Array>, reencoder: Reenc
           const { done, value } = await reader.read();
           let pieces: Uint8Array[];
           try {
-            pieces = done ? reencoder.end() : reencoder.push(value);
+            pieces = done ? reencoder.flush() : reencoder.push(value);
             if (done) onEnd(reencoder);
           } catch (error) {
             return fail(error);

@@ -1,4 +1,4 @@
-import type { ProviderEvent } from "../types.js";
+import type { Diagnostic, ProviderEvent } from "../types.js";
 import { ToolwireError } from "../errors.js";
 import { isPlainObject } from "../json/equal.js";
 
@@ -254,11 +254,72 @@ export function readPrelude(bytes: Uint8Array, start: number, frameOffset: numbe
   return totalLength;
 }
 
+/**
+ * Cuts an event-stream body into whole frames, each handed out as the bytes it came in (a
+ * re-encoder forwards them untouched; `createEventStreamFramer` decodes them).
+ */
+export class EventStreamFrameSplitter {
+  private buffer = new Uint8Array(0);
+  private start = 0;
+  private end = 0;
+  /** Stream offset of the next unread byte. */
+  offset = 0;
+
+  append(bytes: Uint8Array): void {
+    const pending = this.end - this.start;
+    if (this.end + bytes.length > this.buffer.length) {
+      if (pending + bytes.length <= this.buffer.length) {
+        this.buffer.copyWithin(0, this.start, this.end);
+      } else {
+        // Doubling keeps appends amortized O(bytes) when a large frame arrives in small pieces.
+        const next = new Uint8Array(Math.max(pending + bytes.length, this.buffer.length * 2, 1024));
+        next.set(this.buffer.subarray(this.start, this.end), 0);
+        this.buffer = next;
+      }
+      this.start = 0;
+      this.end = pending;
+    }
+    this.buffer.set(bytes, this.end);
+    this.end += bytes.length;
+  }
+
+  /**
+   * The next whole frame, or null until more bytes arrive. Throws EventStreamError for a prelude
+   * that cannot be trusted. The frame is a view of the buffer, valid until the next `append`:
+   * copy what is kept longer.
+   */
+  next(): Uint8Array | null {
+    if (this.end - this.start < PRELUDE_LENGTH) return null;
+    const total = readPrelude(this.buffer, this.start, this.offset);
+    if (this.end - this.start < total) return null;
+    const frame = this.buffer.subarray(this.start, this.start + total);
+    this.start += total;
+    this.offset += total;
+    return frame;
+  }
+
+  /** The error for the bytes left after the last whole frame (the body ended inside one), or null when none are. */
+  truncated(): EventStreamError | null {
+    const left = this.end - this.start;
+    if (left === 0) return null;
+    const needed = left >= PRELUDE_LENGTH ? `a ${new DataView(this.buffer.buffer, this.buffer.byteOffset + this.start, 4).getUint32(0)}-byte frame` : "a 12-byte prelude";
+    return new EventStreamError(`AWS event stream truncated: ${left} trailing bytes at byte offset ${this.offset} do not complete ${needed}`, "truncated", this.offset);
+  }
+
+  /** Every byte not read yet, as it came; they count as read. */
+  rest(): Uint8Array {
+    const out = this.buffer.slice(this.start, this.end);
+    this.start = this.end;
+    this.offset += out.length;
+    return out;
+  }
+}
+
 export interface EventStreamFramer {
   /** Feeds bytes split anywhere; returns the frames this chunk completed. Throws EventStreamError on a corrupt frame. */
   push(bytes: Uint8Array): EventStreamMessage[];
   /** Ends the stream; throws EventStreamError when bytes of an incomplete frame remain. */
-  finish(): EventStreamMessage[];
+  flush(): EventStreamMessage[];
 }
 
 /**
@@ -266,39 +327,17 @@ export interface EventStreamFramer {
  * with prelude and message CRCs checked and frames capped at 16 MiB.
  */
 export function createEventStreamFramer(): EventStreamFramer {
-  let buffer = new Uint8Array(0);
-  let start = 0; // first unconsumed byte in `buffer`
-  let end = 0; // one past the last buffered byte
-  let consumed = 0; // stream offset of buffer[start]
+  const frames = new EventStreamFrameSplitter();
   let failure: EventStreamError | null = null;
-
-  const append = (bytes: Uint8Array): void => {
-    const pending = end - start;
-    if (end + bytes.length > buffer.length) {
-      if (pending + bytes.length <= buffer.length) {
-        buffer.copyWithin(0, start, end);
-      } else {
-        // Doubling keeps appends amortized O(bytes) when a large frame arrives in small pieces.
-        const next = new Uint8Array(Math.max(pending + bytes.length, buffer.length * 2, 1024));
-        next.set(buffer.subarray(start, end), 0);
-        buffer = next;
-      }
-      start = 0;
-      end = pending;
-    }
-    buffer.set(bytes, end);
-    end += bytes.length;
-  };
 
   const drain = (): EventStreamMessage[] => {
     const out: EventStreamMessage[] = [];
     try {
-      while (end - start >= PRELUDE_LENGTH) {
-        const totalLength = readPrelude(buffer, start, consumed);
-        if (end - start < totalLength) break;
-        out.push(decodeFrame(buffer.subarray(start, start + totalLength), consumed));
-        start += totalLength;
-        consumed += totalLength;
+      for (;;) {
+        const at = frames.offset;
+        const frame = frames.next();
+        if (frame === null) break;
+        out.push(decodeFrame(frame, at));
       }
     } catch (error) {
       // Frames before the corrupt one were valid and are consumed: hand them out now and
@@ -322,33 +361,39 @@ export function createEventStreamFramer(): EventStreamFramer {
   return {
     push(bytes) {
       return guard(() => {
-        if (bytes.length > 0) append(bytes);
+        if (bytes.length > 0) frames.append(bytes);
         return drain();
       });
     },
-    finish() {
+    flush() {
       return guard(() => {
         const out = drain();
-        const left = end - start;
-        if (left > 0) {
-          const needed =
-            left >= PRELUDE_LENGTH ? `a ${new DataView(buffer.buffer, buffer.byteOffset + start, 4).getUint32(0)}-byte frame` : "a 12-byte prelude";
-          throw new EventStreamError(
-            `AWS event stream truncated: ${left} trailing bytes at byte offset ${consumed} do not complete ${needed}`,
-            "truncated",
-            consumed,
-          );
-        }
+        const cut = frames.truncated();
+        if (cut) throw cut;
         return out;
       });
     },
   };
 }
 
+/**
+ * A frame that cannot be read, or bytes that end inside one, as the diagnostic every event-stream
+ * reader gives: a cut body is a warning (nothing arrived corrupted), anything else an error.
+ */
+export function eventStreamDiagnostic(error: EventStreamError): Diagnostic {
+  const cut = error.code === "truncated";
+  return {
+    code: `eventstream_${error.code}`,
+    severity: cut ? "warning" : "error",
+    message: `${error.message}.${cut ? "" : " Nothing after this offset was read; the events before it were kept."}`,
+    data: { code: error.code, offset: error.offset },
+  };
+}
+
 /** Decodes a complete event-stream body in one call. */
 export function decodeEventStream(bytes: Uint8Array): EventStreamMessage[] {
   const framer = createEventStreamFramer();
-  return [...framer.push(bytes), ...framer.finish()];
+  return [...framer.push(bytes), ...framer.flush()];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import type { Diagnostic, ProviderEvent, ProviderName } from "../types.js";
-import { createEventStreamFramer, EventStreamError, toProviderEvent, unwrapInvokeModelChunk, type EventStreamMessage } from "./aws-eventstream.js";
+import { createEventStreamFramer, EventStreamError, eventStreamDiagnostic, toProviderEvent, unwrapInvokeModelChunk, type EventStreamMessage } from "./aws-eventstream.js";
 import { createJsonArrayFramer } from "./json-array.js";
 import { createNdjsonFramer } from "./ndjson.js";
 import { createSseFramer } from "./sse.js";
@@ -11,9 +11,12 @@ export const FRAMINGS: readonly FramingName[] = ["sse", "ndjson", "json-array", 
 
 /** Bytes in, provider events out: the layer below every decoder. */
 export interface Framer {
+  /** Feeds bytes or text; returns the events this chunk completed. */
   push(chunk: Uint8Array | string): ProviderEvent[];
-  finish(): ProviderEvent[];
-  readonly diagnostics?: Diagnostic[];
+  /** The body ended: returns what was still buffered (a last event without its terminator). */
+  flush(): ProviderEvent[];
+  /** Framing-level findings (an oversized line or element, a cut or corrupt frame). */
+  readonly diagnostics: Diagnostic[];
 }
 
 /**
@@ -66,14 +69,8 @@ export function createAwsEventStreamFramer(): Framer {
 
   const failure = (error: EventStreamError): ProviderEvent[] => {
     failed = true;
-    const cut = error.code === "truncated";
-    diagnostics.push({
-      code: `eventstream_${error.code}`,
-      severity: cut ? "warning" : "error",
-      message: `${error.message}.${cut ? "" : " Nothing after this offset was read; the events before it were kept."}`,
-      data: { code: error.code, offset: error.offset },
-    });
-    if (cut) return [];
+    diagnostics.push(eventStreamDiagnostic(error));
+    if (error.code === "truncated") return [];
     // `message` as well, so that decoders reading an Anthropic-style error body show the text.
     return [{ event: "error", data: { errorCode: `eventstream_${error.code}`, errorMessage: error.message, message: error.message, offset: error.offset } }];
   };
@@ -113,9 +110,9 @@ export function createAwsEventStreamFramer(): Framer {
       }
       return guarded(() => frames.push(chunk));
     },
-    finish() {
+    flush() {
       // A failure stashed while frames before it were handed out surfaces here.
-      return guarded(() => frames.finish());
+      return guarded(() => frames.flush());
     },
   };
 }

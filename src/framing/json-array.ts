@@ -1,18 +1,7 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
-
-/**
- * Framing for a body that streams one JSON array, an element at a time (Gemini's
- * `streamGenerateContent` without `alt=sse`): each top-level element becomes one event as soon as
- * its closing bracket arrives, with bytes split anywhere. A body that is a single object instead
- * (an HTTP error body) is one event.
- */
-export interface JsonArrayFramer {
-  push(chunk: Uint8Array | string): ProviderEvent[];
-  finish(): ProviderEvent[];
-  readonly diagnostics: Diagnostic[];
-}
+import type { Framer } from "./framer.js";
 
 type Phase = "start" | "between" | "element" | "after" | "failed";
 
@@ -22,10 +11,12 @@ export interface JsonArrayFramerOptions {
 }
 
 /**
- * A push framer for a streamed JSON array (Gemini `streamGenerateContent` without `alt=sse`): each
- * element becomes one event as soon as it is complete.
+ * A push framer for a body that streams one JSON array (Gemini `streamGenerateContent` without
+ * `alt=sse`): each top-level element becomes one event as soon as its closing bracket arrives,
+ * with bytes split anywhere. A body that is a single object instead (an HTTP error body) is one
+ * event.
  */
-export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): JsonArrayFramer {
+export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Framer {
   const decoder = new TextDecoder("utf-8");
   const maxElementLength = options.maxElementLength ?? Number.POSITIVE_INFINITY;
   /** Characters of the element being read held in `pieces`. */
@@ -55,11 +46,7 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Jso
     pendingLength = 0;
     // Checked on complete elements too, so that the outcome does not depend on chunking.
     if (tooLong(text.length)) return;
-    try {
-      out.push(framedEvent(JSON.parse(text), undefined, text.length));
-    } catch {
-      out.push(framedEvent(text, undefined, text.length));
-    }
+    out.push(elementEvent(text));
   };
 
   const scan = (text: string): ProviderEvent[] => {
@@ -74,11 +61,11 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Jso
           else if (ch === 0x22) inString = false;
           continue;
         }
+        const nesting = nestingChange(ch);
         if (ch === 0x22) inString = true;
-        else if (ch === 0x7b || ch === 0x5b) depth++;
-        else if (ch === 0x7d || ch === 0x5d) {
-          depth--;
-          if (depth === 0) {
+        else if (nesting !== 0) {
+          depth += nesting;
+          if (depth === 0 && nesting < 0) {
             pieces.push(text.slice(elementStart, i + 1));
             emit(pieces.join(""), out);
             pieces = [];
@@ -142,7 +129,7 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Jso
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
       return text.length > 0 ? scan(text) : [];
     },
-    finish() {
+    flush() {
       if (phase === "failed") return [];
       const tail = decoder.decode();
       const out = tail.length > 0 ? scan(tail) : [];
@@ -171,8 +158,167 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Jso
   };
 }
 
+/** How a character changes the bracket depth of JSON text outside strings. */
+function nestingChange(ch: number): number {
+  return ch === 0x7b || ch === 0x5b ? 1 : ch === 0x7d || ch === 0x5d ? -1 : 0;
+}
+
 function isSpace(ch: number): boolean {
   return ch === 0x20 || ch === 0x0a || ch === 0x0d || ch === 0x09;
+}
+
+/**
+ * One piece of a streamed JSON-array body (Gemini `streamGenerateContent` without `alt=sse`) as it
+ * came off the wire: either an element, with what it means, or the text between elements (`[`,
+ * `,\r\n`, `]`, white space, anything after the array), which is forwarded as it is.
+ */
+export type RawArrayPiece = { kind: "element"; raw: string; event: ProviderEvent } | { kind: "between"; raw: string };
+
+/**
+ * Splits a JSON-array body into its elements without re-encoding them (the raw-preserving twin of
+ * `createJsonArrayFramer`, which test/framing/twins.test.ts runs beside it), so that an element nobody needs to change is forwarded as it came. A
+ * body that is one object (an HTTP error body) is one element. Each character is looked at once;
+ * text between elements is released as soon as it is read, an element when its last character is.
+ * Pieces are text: forwarding one re-encodes it to the same bytes (a body that is not valid UTF-8
+ * gets U+FFFD where any JSON client would see one too).
+ */
+export class JsonArraySplitter {
+  private readonly decoder = new TextDecoder();
+  private phase: Exclude<Phase, "failed"> = "start";
+  private single = false;
+  private pieces: string[] = [];
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** The element is a scalar (it ends at a delimiter rather than a closing bracket). */
+  private scalar = false;
+
+  push(chunk: Uint8Array): RawArrayPiece[] {
+    return this.scan(this.decoder.decode(chunk, { stream: true }));
+  }
+
+  /** The body ended: the rest of it (an element cut short is forwarded as text: it cannot be decoded). */
+  flush(): RawArrayPiece[] {
+    const out = this.scan(this.decoder.decode());
+    if (this.phase === "element") {
+      const text = this.pieces.join("");
+      this.pieces = [];
+      if (this.scalar && !this.inString && text.trim() !== "") out.push(element(text));
+      else if (text !== "") out.push({ kind: "between", raw: text });
+    }
+    this.phase = "after";
+    return out;
+  }
+
+  private scan(text: string): RawArrayPiece[] {
+    const out: RawArrayPiece[] = [];
+    let start = 0;
+    const length = text.length;
+    // Locals, not fields, in the loop: this runs once per character of the body.
+    let phase = this.phase;
+    let depth = this.depth;
+    let inString = this.inString;
+    let escaped = this.escaped;
+    let scalar = this.scalar;
+    for (let i = 0; i < length; i++) {
+      const ch = text.charCodeAt(i);
+      if (phase === "element") {
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (ch === 0x5c) escaped = true;
+          else if (ch === 0x22) {
+            inString = false;
+            if (scalar) {
+              // A string element ends with its closing quote.
+              out.push(this.take(text, start, i + 1));
+              start = i + 1;
+              phase = "between";
+            }
+          }
+          continue;
+        }
+        if (scalar) {
+          if (ch === 0x2c || ch === 0x5d || isSpace(ch)) {
+            out.push(this.take(text, start, i));
+            start = i;
+            phase = "between";
+            i--;
+          }
+          continue;
+        }
+        if (ch === 0x22) inString = true;
+        else {
+          depth += nestingChange(ch);
+          if (depth === 0 && (ch === 0x7d || ch === 0x5d)) {
+            out.push(this.take(text, start, i + 1));
+            start = i + 1;
+            phase = this.single ? "after" : "between";
+          }
+        }
+        continue;
+      }
+      if (phase === "after" || isSpace(ch) || ch === 0xfeff) continue;
+      if (phase === "start") {
+        if (ch === 0x5b) {
+          phase = "between";
+          continue;
+        }
+        this.single = ch === 0x7b;
+        if (!this.single) {
+          // Not JSON at all: forwarded as text, never decoded.
+          phase = "after";
+          continue;
+        }
+      } else if (ch === 0x2c) continue;
+      else if (ch === 0x5d) {
+        phase = "after";
+        continue;
+      }
+      // An element begins: what came before it is forwarded.
+      if (i > start) out.push({ kind: "between", raw: text.slice(start, i) });
+      start = i;
+      phase = "element";
+      depth = ch === 0x7b || ch === 0x5b ? 1 : 0;
+      scalar = depth === 0;
+      inString = ch === 0x22;
+      escaped = false;
+    }
+    this.phase = phase;
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    this.scalar = scalar;
+    if (start < length) {
+      if (phase === "element") this.pieces.push(start === 0 ? text : text.slice(start));
+      else out.push({ kind: "between", raw: text.slice(start) });
+    }
+    return out;
+  }
+
+  private take(text: string, start: number, end: number): RawArrayPiece {
+    let raw = text.slice(start, end);
+    if (this.pieces.length > 0) {
+      this.pieces.push(raw);
+      raw = this.pieces.join("");
+      this.pieces = [];
+    }
+    return element(raw);
+  }
+}
+
+function element(raw: string): RawArrayPiece {
+  return { kind: "element", raw, event: elementEvent(raw) };
+}
+
+/** An element as the event it is: its JSON, or its text when it is not JSON (for the decoder to report). */
+function elementEvent(text: string): ProviderEvent {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = text;
+  }
+  return framedEvent(data, undefined, text.length);
 }
 
 /** Serializes payloads as a JSON-array body (tests and replay servers). */

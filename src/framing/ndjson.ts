@@ -1,17 +1,7 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
 import { EventJsonReader } from "../json/event-template.js";
-
-/**
- * Newline-delimited JSON framing (Ollama's /api/chat): one payload per line, bytes split
- * anywhere. A line that is not JSON is passed on as a string for the decoder to report.
- */
-export interface NdjsonFramer {
-  push(chunk: Uint8Array | string): ProviderEvent[];
-  finish(): ProviderEvent[];
-  /** Framing-level findings: a line longer than `maxLineLength`. */
-  readonly diagnostics: Diagnostic[];
-}
+import type { Framer } from "./framer.js";
 
 export interface NdjsonFramerOptions {
   /**
@@ -23,10 +13,11 @@ export interface NdjsonFramerOptions {
 }
 
 /**
- * A push framer for newline-delimited JSON bodies (Ollama): one event per non-blank line, lines cut
- * anywhere across chunks.
+ * A push framer for newline-delimited JSON bodies (Ollama's /api/chat): one event per non-blank
+ * line, lines cut anywhere across chunks. A line that is not JSON is passed on as a string for the
+ * decoder to report; a line longer than `maxLineLength` is a finding.
  */
-export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFramer {
+export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
   const decoder = new TextDecoder("utf-8");
   // Ollama's lines repeat their envelope around the text, a timestamp and the thinking.
   const json = new EventJsonReader();
@@ -77,7 +68,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): NdjsonFra
       }
       return lines(partial + text);
     },
-    finish() {
+    flush() {
       if (failed) return [];
       const rest = partial + decoder.decode();
       partial = "";

@@ -5,20 +5,7 @@ import { LineEndNormalizer } from "./line-ends.js";
 import { SseSizeMeter } from "./sse-meter.js";
 import { EventJsonReader } from "../json/event-template.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
-
-/**
- * Server-Sent Events framing over eventsource-parser: bytes split anywhere (UTF-8 sequences
- * included), any line ending, comments, any field order. Payloads that are JSON are parsed;
- * anything else is passed on as a string so that the decoder can say what it was.
- */
-export interface SseFramer {
-  /** Feeds bytes or text; returns the events completed by this chunk. */
-  push(chunk: Uint8Array | string): ProviderEvent[];
-  /** Flushes a final event that was not followed by a blank line. */
-  finish(): ProviderEvent[];
-  /** Framing-level findings (comments are not findings; oversized lines are). */
-  readonly diagnostics: Diagnostic[];
-}
+import type { Framer } from "./framer.js";
 
 export interface SseFramerOptions {
   /** Largest partial line or pending event, in characters, before the framer gives up. */
@@ -49,10 +36,12 @@ function firstNonSpace(text: string): string {
 }
 
 /**
- * A push framer for Server-Sent Events (eventsource-parser underneath): text or bytes in, `{event,
- * data}` provider events out, with `data` parsed as JSON where it is JSON.
+ * A push framer for Server-Sent Events (eventsource-parser underneath): bytes split anywhere
+ * (UTF-8 sequences included), any line ending, comments, any field order; `{event, data}` provider
+ * events out, with `data` parsed as JSON where it is JSON, else passed on as a string so that the
+ * decoder can say what it was. Comments are not findings; oversized lines are.
  */
-export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
+export function createSseFramer(options: SseFramerOptions = {}): Framer {
   const decoder = new TextDecoder("utf-8");
   let pending: ProviderEvent[] = [];
   const diagnostics: Diagnostic[] = [];
@@ -134,7 +123,7 @@ export function createSseFramer(options: SseFramerOptions = {}): SseFramer {
       feedMeasured(lineEnds.normalize(text));
       return drain();
     },
-    finish() {
+    flush() {
       if (!failed) {
         feedMeasured(lineEnds.normalize(decoder.decode()));
         if (failed) return drain();

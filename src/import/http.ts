@@ -111,7 +111,7 @@ export function exchangeToStream(exchange: HttpExchange, file: string, notes: st
   } else if (NDJSON_TYPES.has(type)) {
     if (text === null) throw new ImportError(`${label}the ${type} body is not valid UTF-8`, "malformed", file);
     const framer = createNdjsonFramer();
-    events = [...framer.push(text), ...framer.finish()];
+    events = [...framer.push(text), ...framer.flush()];
   } else if ((type === "application/json" || type === "") && urlProvider === "gemini" && /:streamGenerateContent$/.test(pathOf(exchange.url)) && text !== null && looksLikeJsonArray(text)) {
     // streamGenerateContent without alt=sse: one JSON array, streamed an element at a time.
     events = jsonArrayBodyToEvents(text, file, label, notes);

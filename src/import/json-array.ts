@@ -10,7 +10,7 @@ import { ImportError } from "./errors.js";
 export function jsonArrayBodyToEvents(text: string, file: string, label: string, notes: string[]): ProviderEvent[] {
   const framer = createJsonArrayFramer();
   // Plain objects: records are compared and serialized, and the framer's events carry a prototype mark.
-  const events = [...framer.push(text), ...framer.finish()].map((event) => ({ data: event.data }));
+  const events = [...framer.push(text), ...framer.flush()].map((event) => ({ data: event.data }));
   for (const diagnostic of framer.diagnostics) {
     if (diagnostic.severity === "error") throw new ImportError(`${label}${diagnostic.message}`, "malformed", file);
     notes.push(`${label}${diagnostic.message}`);

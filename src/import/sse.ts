@@ -9,7 +9,7 @@ import { plural, quoteShort } from "./text.js";
 export function sseBodyToEvents(body: string | Uint8Array, label: string, notes: string[]): ProviderEvent[] {
   const comments: string[] = [];
   const framer = createSseFramer({ onComment: (comment) => comments.push(comment) });
-  const events = [...framer.push(body), ...framer.finish()];
+  const events = [...framer.push(body), ...framer.flush()];
 
   if (comments.length > 0) {
     const distinct = [...new Set(comments.map((c) => c.trim()))];

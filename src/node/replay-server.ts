@@ -549,7 +549,7 @@ async function writeEvents(res: ServerResponse, target: Route, stream: ReplayStr
         if (closed) return;
       }
     }
-    if (reencoder !== null) for (const piece of reencoder.end()) res.write(piece);
+    if (reencoder !== null) for (const piece of reencoder.flush()) res.write(piece);
     if (target.wire === "json-array") res.write(stream.events.length === 0 ? "[]" : "]");
     res.end();
   } finally {

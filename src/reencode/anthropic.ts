@@ -1,7 +1,8 @@
-import type { DecoderOptions, ToolCall } from "../types.js";
+import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
+import type { HeldBlock } from "./hold.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
 /**
@@ -34,13 +35,7 @@ export function createAnthropicSseReencoder(options: DecoderOptions = {}): SseRe
   return new AnthropicReencoder(options);
 }
 
-interface HeldCall {
-  /** The events as they came only: a long call holds many events, and their parsed payloads are not needed again. */
-  events: WireEvent[];
-  /** The `content_block_start.content_block` object as sent. */
-  block: Record<string, unknown>;
-  /** Every delta was an `input_json_delta` with a string. */
-  plainDeltas: boolean;
+interface HeldCall extends HeldBlock<WireEvent> {
   /** The tap's log length when the block started: calls ended before belong to earlier blocks. */
   since: number;
   /** `content_block_start` had no index: the decoder gave it one, and so must the client's copy. */
@@ -88,12 +83,7 @@ class AnthropicReencoder extends SseReencoder {
     this.sendDelta(deferred.raw, deferred.data, deferred.name, out);
   }
 
-  protected handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
-    const event = raw.event;
-    if (event === null) {
-      out.push(raw.wire);
-      return;
-    }
+  protected handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
     const data = event.data;
     if (!isPlainObject(data)) {
       if (typeof data === "string") {
@@ -150,7 +140,7 @@ class AnthropicReencoder extends SseReencoder {
         // whatever the new block is (a tool_use, text, or one whose type did not survive).
         if (block && this.held.has(blockIndex)) this.dropHeld("A new block started at the same index", blockIndex);
         if (block?.type === "tool_use") {
-          this.held.set(blockIndex, { events: [raw.wire], block, plainDeltas: true, since: this.logPosition, indexAdded: index === null });
+          this.held.set(blockIndex, { events: [raw.wire], start: block, plainDeltas: true, since: this.logPosition, indexAdded: index === null });
           return;
         }
         if (index === null && block) {
@@ -255,7 +245,7 @@ class AnthropicReencoder extends SseReencoder {
       for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
       return;
     }
-    const startInput = held.block.input;
+    const startInput = held.start.input;
     // `input: null` means "none" to toolwire, but clients that validate the block (the AI SDK) drop it.
     const emptyStart = startInput === undefined || (isPlainObject(startInput) && Object.keys(startInput).length === 0);
     let first = true;
@@ -270,7 +260,7 @@ class AnthropicReencoder extends SseReencoder {
       this.runnable++;
       // The block's own index goes to its first delivered call; calls split from it get new ones.
       const outIndex = this.outIndex.has(index) ? this.nextOut++ : this.assign(index);
-      const asSent = isFirst && calls.length === 1 && closed && !held.indexAdded && decodedAsSent(call) && held.plainDeltas && emptyStart && held.block.id === call.id && (call.source === "delta" || call.source === "empty");
+      const asSent = isFirst && calls.length === 1 && closed && !held.indexAdded && decodedAsSent(call) && held.plainDeltas && emptyStart && held.start.id === call.id && (call.source === "delta" || call.source === "empty");
       if (asSent) {
         for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
         continue;
@@ -292,14 +282,7 @@ class AnthropicReencoder extends SseReencoder {
     for (const [index, held] of this.held) {
       if (only !== undefined && index !== only) continue;
       this.held.delete(index);
-      const block = held.block;
-      this.tap.report({
-        action: "withheld",
-        code: "truncated",
-        message: `${why}: the call ${typeof block.name === "string" ? block.name : ""} (block ${index}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
-        ...(typeof block.id === "string" ? { id: block.id } : {}),
-        ...(typeof block.name === "string" ? { name: block.name } : {}),
-      });
+      this.tap.cut(why, `block ${index}`, held.start.id, held.start.name, cause);
     }
   }
 }
@@ -307,7 +290,7 @@ class AnthropicReencoder extends SseReencoder {
 /** Held events with their block index moved (read again from their text: rare, and only then). */
 function reindexed(held: WireEvent, index: number): string {
   const splitter = new SseEventSplitter();
-  const events = [...splitter.pushText(wireText(held)), ...splitter.finish()];
+  const events = [...splitter.pushText(wireText(held)), ...splitter.flush()];
   return events.map(({ raw, event }) => (event && isPlainObject(event.data) ? sseText({ ...event.data, index }, event.event) : raw)).join("");
 }
 

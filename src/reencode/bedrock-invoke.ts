@@ -1,10 +1,10 @@
-import { base64ToBytes, bytesToBase64, decodeFrame, EventStreamError, type EventStreamMessage } from "../framing/aws-eventstream.js";
+import { base64ToBytes, bytesToBase64, decodeFrame, EventStreamError, EventStreamFrameSplitter, eventStreamDiagnostic, type EventStreamMessage } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { isPlainObject } from "../json/equal.js";
 import type { DecodedTurn, DecoderOptions, Diagnostic } from "../types.js";
 import { createAnthropicSseReencoder } from "./anthropic.js";
 import type { SseReencoder } from "./sse-reencoder.js";
-import { corruptFrameDiagnostic, FrameSplitter, joined, truncatedFrameDiagnostic } from "./bedrock.js";
+import { joined } from "./bedrock.js";
 import { SseEventSplitter, sseText } from "./sse-events.js";
 import type { Reencoder, RepairReport } from "./types.js";
 
@@ -35,7 +35,7 @@ const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 class BedrockInvokeReencoder implements Reencoder {
   readonly provider = "anthropic" as const;
   private readonly inner: SseReencoder;
-  private readonly splitter = new FrameSplitter();
+  private readonly splitter = new EventStreamFrameSplitter();
   /** Splits what the Anthropic re-encoder writes back into events. */
   private readonly written = new SseEventSplitter();
   /** The frames each event text came in, oldest first: an event written as it came goes out as its frame. */
@@ -89,19 +89,25 @@ class BedrockInvokeReencoder implements Reencoder {
     return joined(out);
   }
 
-  end(): Uint8Array[] {
+  flush(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
     const out: Uint8Array[] = [];
+    const cut = this.failed ? null : this.splitter.truncated();
+    if (cut) this.framingDiagnostics.push(eventStreamDiagnostic(cut));
     const rest = this.failed ? null : this.splitter.rest();
-    if (rest && rest.length > 0) this.framingDiagnostics.push(truncatedFrameDiagnostic(rest, this.splitter.offset - rest.length));
-    this.write(this.inner.end(), out);
+    this.write(this.inner.flush(), out);
     for (const bytes of this.afterCorrupt) out.push(bytes);
     if (rest && rest.length > 0) out.push(rest);
     this.framesOf.clear();
     const turn = this.inner.turn;
     if (turn) for (const diagnostic of this.framingDiagnostics) turn.diagnostics.push(diagnostic);
     return joined(out);
+  }
+
+  /** @deprecated Use `flush`. */
+  end(): Uint8Array[] {
+    return this.flush();
   }
 
   private remember(text: string, view: Uint8Array): void {
@@ -130,7 +136,7 @@ class BedrockInvokeReencoder implements Reencoder {
   private fail(error: EventStreamError, frame: Uint8Array | null, out: Uint8Array[]): void {
     this.failed = true;
     const code = `eventstream_${error.code}`;
-    this.framingDiagnostics.push(corruptFrameDiagnostic(error));
+    this.framingDiagnostics.push(eventStreamDiagnostic(error));
     this.ownRepairs.push({
       stage: "response",
       action: "classified",

@@ -1,12 +1,12 @@
-import { decodeFrame, encodeEventStreamMessage, EventStreamError, readPrelude, toProviderEvent, unwrapInvokeModelChunk, type EventStreamMessage } from "../framing/aws-eventstream.js";
+import { decodeFrame, encodeEventStreamMessage, EventStreamError, EventStreamFrameSplitter, eventStreamDiagnostic, toProviderEvent, unwrapInvokeModelChunk, type EventStreamMessage } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { readBedrockEvent } from "../providers/bedrock.js";
 import { numberField, stringField } from "../providers/fields.js";
-import { createDecoder } from "../providers/registry.js";
 import { concatBytes } from "../util/bytes.js";
-import type { DecodedTurn, DecoderOptions, Diagnostic, ProviderEvent, ToolCall } from "../types.js";
-import { DecoderTap, decodedAsSent, extraFields, isPlainObject } from "./common.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { DecoderOptions, Diagnostic, ProviderEvent, ToolCall } from "../types.js";
+import { decodedAsSent, extraFields, isPlainObject, TappedReencoder } from "./common.js";
+import { HoldQueue, type HeldBlock } from "./hold.js";
+import type { Reencoder } from "./types.js";
 
 /**
  * Bedrock ConverseStream (`/model/{id}/converse-stream`, binary `application/vnd.amazon.eventstream`):
@@ -50,71 +50,13 @@ export function createBedrockReencoder(options: DecoderOptions = {}): Reencoder 
   return new BedrockReencoder(options);
 }
 
-interface HeldCall {
-  /** The block's frames as they came: a long call holds many frames, and their payloads are read again only to renumber. */
-  frames: Uint8Array[];
-  /** `contentBlockStart.start.toolUse` as sent. */
-  toolUse: Record<string, unknown>;
-  /** Every delta was a `toolUse` delta with a string `input`. */
-  plainDeltas: boolean;
-}
+type HeldCall = HeldBlock<Uint8Array>;
 
-export const PRELUDE_LENGTH = 12;
+/** What waits behind an undecided call: a frame, bytes after a corrupt frame, or the point where one cut the calls still open. */
+type Pending = { frame: Uint8Array; message: EventStreamMessage; event: ProviderEvent } | { raw: Uint8Array } | { cut: string };
 
-/** Cuts an event-stream body into whole frames, keeping each frame's bytes as they came. */
-export class FrameSplitter {
-  private buffer = new Uint8Array(0);
-  private start = 0;
-  private end = 0;
-  /** Stream offset of the next unread byte. */
-  offset = 0;
-
-  append(bytes: Uint8Array): void {
-    const pending = this.end - this.start;
-    if (this.end + bytes.length > this.buffer.length) {
-      if (pending + bytes.length <= this.buffer.length) {
-        this.buffer.copyWithin(0, this.start, this.end);
-      } else {
-        // Doubling keeps appends amortized O(bytes) when a large frame arrives in small pieces.
-        const next = new Uint8Array(Math.max(pending + bytes.length, this.buffer.length * 2, 1024));
-        next.set(this.buffer.subarray(this.start, this.end), 0);
-        this.buffer = next;
-      }
-      this.start = 0;
-      this.end = pending;
-    }
-    this.buffer.set(bytes, this.end);
-    this.end += bytes.length;
-  }
-
-  /**
-   * The next whole frame, or null until more bytes arrive. Throws EventStreamError for a prelude
-   * that cannot be trusted. The frame is a view of the buffer, valid until the next `append`:
-   * copy what is kept longer (held frames); what is forwarded at once is copied once per push.
-   */
-  next(): Uint8Array | null {
-    if (this.end - this.start < PRELUDE_LENGTH) return null;
-    const total = readPrelude(this.buffer, this.start, this.offset);
-    if (this.end - this.start < total) return null;
-    const frame = this.buffer.subarray(this.start, this.start + total);
-    this.start += total;
-    this.offset += total;
-    return frame;
-  }
-
-  /** Every byte not read yet, as it came; they count as read. */
-  rest(): Uint8Array {
-    const out = this.buffer.slice(this.start, this.end);
-    this.start = this.end;
-    this.offset += out.length;
-    return out;
-  }
-}
-
-class BedrockReencoder implements Reencoder {
-  readonly provider = "bedrock" as const;
-  private readonly splitter = new FrameSplitter();
-  private readonly tap: DecoderTap;
+class BedrockReencoder extends TappedReencoder {
+  private readonly splitter = new EventStreamFrameSplitter();
   /** After a corrupt frame every byte passes as it came, unread. */
   private failed = false;
   private ended = false;
@@ -129,30 +71,19 @@ class BedrockReencoder implements Reencoder {
   private withheldCalls = 0;
   /** Calls the decoder ended and no block has claimed yet, in the order they ended. */
   private readonly fresh: ToolCall[] = [];
-  /** A stopped call the decoder has not decided yet; while set, every frame after it waits in `waiting`. */
-  private undecided: { index: number; held: HeldCall } | null = null;
-  /** Frames, raw bytes, and the point where a corrupt frame cut the calls still open (`cut`). */
-  private readonly waiting: Array<{ frame: Uint8Array; message: EventStreamMessage; event: ProviderEvent } | { raw: Uint8Array } | { cut: string }> = [];
+  private readonly queue = new HoldQueue<Pending, Uint8Array>((pending, out) => this.route(pending, out));
   /** The decoder has ended: a block's call is decided, or never will be. */
   private settled = false;
 
   constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("bedrock", createDecoder("bedrock", options));
-  }
-
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
+    super("bedrock", options);
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
     if (this.ended || chunk.length === 0) return [];
     if (this.failed) {
-      if (this.undecided === null) return [chunk];
-      this.waiting.push({ raw: chunk.slice() });
+      if (!this.queue.holding) return [chunk];
+      this.queue.push({ raw: chunk.slice() }, []);
       return [];
     }
     const out: Uint8Array[] = [];
@@ -161,30 +92,19 @@ class BedrockReencoder implements Reencoder {
     return joined(out);
   }
 
-  end(): Uint8Array[] {
+  flush(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
     const out: Uint8Array[] = [];
     let rest: Uint8Array | null = null;
     if (!this.failed) {
+      const cut = this.splitter.truncated();
+      if (cut) this.framingDiagnostics.push(eventStreamDiagnostic(cut));
       rest = this.splitter.rest();
-      if (rest.length > 0) {
-        this.framingDiagnostics.push(truncatedFrameDiagnostic(rest, this.splitter.offset - rest.length));
-      }
     }
     for (const call of this.tap.end()) this.fresh.push(call);
     this.settled = true;
-    const undecided = this.undecided;
-    if (undecided !== null) {
-      this.undecided = null;
-      this.release(undecided.index, undecided.held, out);
-      for (const entry of this.waiting) {
-        if ("raw" in entry) out.push(entry.raw);
-        else if ("cut" in entry) this.dropHeld(entry.cut);
-        else this.route(entry.frame, entry.message, entry.event, out);
-      }
-      this.waiting.length = 0;
-    }
+    this.queue.settle(out, true);
     // A call whose block never closed but whose input the decoder keeps whole (a closed object,
     // `call_closed_at_stream_end`) is sent as one well-formed block, as the decoder's turn has it.
     for (const [index, held] of [...this.held]) {
@@ -220,7 +140,9 @@ class BedrockReencoder implements Reencoder {
         this.fail(error, frame, out);
         return;
       }
-      this.handle(frame, message, inner ?? event, out);
+      for (const call of this.tap.push(inner ?? event)) this.fresh.push(call);
+      // A frame is a view of the splitter's buffer: one that waits is copied.
+      this.queue.push({ frame: this.queue.holding ? frame.slice() : frame, message, event: inner ?? event }, out);
     }
   }
 
@@ -230,11 +152,9 @@ class BedrockReencoder implements Reencoder {
     const code = `eventstream_${error.code}`;
     // The calls open at this point are cut. Frames that wait behind an undecided call (their
     // blocks' stops among them) are routed later, in order: the cut waits with them.
-    const cut = `A corrupt frame (${error.code}) arrived before the call's contentBlockStop`;
-    if (this.undecided === null) this.dropHeld(cut);
-    else this.waiting.push({ cut });
+    this.queue.push({ cut: `A corrupt frame (${error.code}) arrived before the call's contentBlockStop` }, out);
     for (const call of this.tap.push({ event: "error", data: { errorCode: code, errorMessage: error.message, message: error.message, offset: error.offset } })) this.fresh.push(call);
-    this.framingDiagnostics.push(corruptFrameDiagnostic(error));
+    this.framingDiagnostics.push(eventStreamDiagnostic(error));
     this.tap.report({
       action: "classified",
       code,
@@ -242,20 +162,21 @@ class BedrockReencoder implements Reencoder {
     });
     const rest = this.splitter.rest();
     for (const bytes of [frame, rest]) {
-      if (bytes === null || bytes.length === 0) continue;
-      if (this.undecided === null) out.push(bytes);
-      else this.waiting.push({ raw: bytes.slice() });
+      if (bytes !== null && bytes.length > 0) this.queue.push({ raw: this.queue.holding ? bytes.slice() : bytes }, out);
     }
   }
 
-  private handle(frame: Uint8Array, message: EventStreamMessage, event: ProviderEvent, out: Uint8Array[]): void {
-    for (const call of this.tap.push(event)) this.fresh.push(call);
-    if (this.undecided !== null) this.waiting.push({ frame: frame.slice(), message, event });
-    else this.route(frame, message, event, out);
-  }
-
   /** What a frame becomes, once every call before it is decided. */
-  private route(frame: Uint8Array, message: EventStreamMessage, event: ProviderEvent, out: Uint8Array[]): void {
+  private route(pending: Pending, out: Uint8Array[]): void {
+    if ("raw" in pending) {
+      out.push(pending.raw);
+      return;
+    }
+    if ("cut" in pending) {
+      this.dropHeld(pending.cut);
+      return;
+    }
+    const { frame, message, event } = pending;
     const messageType = message.headers[":message-type"];
     if (messageType === "exception" || messageType === "error") {
       this.dropHeld(`The provider sent ${messageType === "exception" ? "an exception" : "an error"} before the call's contentBlockStop`);
@@ -286,7 +207,7 @@ class BedrockReencoder implements Reencoder {
         // Provider-executed tools (type server_tool_use) are not the client's to run: they pass.
         if (index !== null && toolUse && toolUse.type !== "server_tool_use" && !this.stopped) {
           if (this.held.has(index)) this.dropHeld("A new block started at the same index", index);
-          this.held.set(index, { frames: [frame.slice()], toolUse, plainDeltas: true });
+          this.held.set(index, { events: [frame.slice()], start: toolUse, plainDeltas: true });
           return;
         }
         out.push(this.mapped(frame, message, body, index));
@@ -295,7 +216,7 @@ class BedrockReencoder implements Reencoder {
       case "contentBlockDelta": {
         const held = index === null ? undefined : this.held.get(index);
         if (held) {
-          held.frames.push(frame.slice());
+          held.events.push(frame.slice());
           const delta = isPlainObject(body.delta) ? body.delta : null;
           if (!delta || !isPlainObject(delta.toolUse) || typeof delta.toolUse.input !== "string") held.plainDeltas = false;
           return;
@@ -307,10 +228,10 @@ class BedrockReencoder implements Reencoder {
         const held = index === null ? undefined : this.held.get(index);
         if (held && index !== null) {
           this.held.delete(index);
-          held.frames.push(frame.slice());
+          held.events.push(frame.slice());
           if (!this.settled && !this.fresh.some((call) => call.providerIndex === index)) {
             // Ended by the decoder only when the turn ends (input that does not parse strictly).
-            this.undecided = { index, held };
+            this.queue.hold({ decided: () => false, release: (later) => this.release(index, held, later) });
             return;
           }
           this.release(index, held, out);
@@ -396,7 +317,7 @@ class BedrockReencoder implements Reencoder {
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
       const outIndex = this.assign(index);
-      for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      for (const frame of held.events) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
       return;
     }
     if (call.arguments === null) {
@@ -407,10 +328,10 @@ class BedrockReencoder implements Reencoder {
     }
     this.runnable++;
     const outIndex = this.assign(index);
-    const startInput = held.toolUse.input;
-    const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.toolUse.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
+    const startInput = held.start.input;
+    const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.start.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
-      for (const frame of held.frames) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      for (const frame of held.events) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
       return;
     }
     this.writeCall(call, outIndex, out);
@@ -444,15 +365,7 @@ class BedrockReencoder implements Reencoder {
       // The decoder ended the cut call too (it sees the same event first): a block started later
       // at this index must not claim it.
       this.claim(index);
-      const id = stringField(held.toolUse, "toolUseId");
-      const name = stringField(held.toolUse, "name");
-      this.tap.report({
-        action: "withheld",
-        code: "truncated",
-        message: `${why}: the call ${name ?? ""} (block ${index}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
-        ...(id !== null ? { id } : {}),
-        ...(name !== null ? { name } : {}),
-      });
+      this.tap.cut(why, `block ${index}`, held.start.toolUseId, held.start.name, cause);
     }
   }
 }
@@ -475,27 +388,6 @@ function reindexed(frame: Uint8Array, index: number): Uint8Array {
     return frame;
   }
   return isPlainObject(body) ? encodeEventStreamMessage(message.headers, JSON.stringify({ ...body, contentBlockIndex: index })) : frame;
-}
-
-/** Bytes left after the last whole frame, in the framing decoder's words (so a reported turn is the decoder's). */
-export function truncatedFrameDiagnostic(rest: Uint8Array, offset: number): Diagnostic {
-  const needed = rest.length >= PRELUDE_LENGTH ? `a ${new DataView(rest.buffer, rest.byteOffset, 4).getUint32(0)}-byte frame` : "a 12-byte prelude";
-  return {
-    code: "eventstream_truncated",
-    severity: "warning",
-    message: `AWS event stream truncated: ${rest.length} trailing bytes at byte offset ${offset} do not complete ${needed}.`,
-    data: { code: "truncated", offset },
-  };
-}
-
-/** A frame that cannot be read, in the framing decoder's words. */
-export function corruptFrameDiagnostic(error: EventStreamError): Diagnostic {
-  return {
-    code: `eventstream_${error.code}`,
-    severity: "error",
-    message: `${error.message}. Nothing after this offset was read; the events before it were kept.`,
-    data: { code: error.code, offset: error.offset },
-  };
 }
 
 /** The pieces as one chunk (one enqueue per push downstream), always a copy: pieces may be views of the splitter's buffer. */

@@ -1,12 +1,45 @@
 import { isPlainObject } from "../json/equal.js";
 import type { StreamingDecoder } from "../providers/codec.js";
-import type { CodecEvent, DecodedTurn, ProviderEvent, ProviderName, ToolCall } from "../types.js";
-import type { RepairReport } from "./types.js";
+import { createDecoder } from "../providers/registry.js";
+import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
+import type { Reencoder, RepairReport } from "./types.js";
 
 export { isPlainObject };
 
 /** Which calls belong to a held block or item: its provider index, or a test (items known by id). */
 export type CallMatcher = number | ((call: ToolCall) => boolean);
+
+/**
+ * What every re-encoder that decodes the body itself shares: the decoder on a tap, the turn and
+ * the report it gives, and the lifecycle (`end` is `flush`'s old name).
+ */
+export abstract class TappedReencoder implements Reencoder {
+  protected readonly tap: DecoderTap;
+
+  protected constructor(
+    readonly provider: ProviderName,
+    options: DecoderOptions,
+  ) {
+    this.tap = new DecoderTap(provider, createDecoder(provider, options));
+  }
+
+  get turn(): DecodedTurn | null {
+    return this.tap.turn;
+  }
+
+  get repairs(): readonly RepairReport[] {
+    return this.tap.repairs;
+  }
+
+  abstract push(chunk: Uint8Array): Uint8Array[];
+
+  abstract flush(): Uint8Array[];
+
+  /** @deprecated Use `flush`. */
+  end(): Uint8Array[] {
+    return this.flush();
+  }
+}
 
 /** Decoder bookkeeping every re-encoder shares: the calls as they end, the turn, the report. */
 export class DecoderTap {
@@ -112,6 +145,20 @@ export class DecoderTap {
   /** Reports an event that was not forwarded because the decoder ignored it (see `refused`). */
   refusedEvent(): void {
     this.report({ action: "withheld", code: "event_too_deep", message: "An event nested deeper than any tool call may, so toolwire ignored it; it was not forwarded." });
+  }
+
+  /**
+   * Reports a call cut before its end marker, so never delivered: `where` names its block or item,
+   * `id` and `name` are as its start sent them, `cause` what cut it when the stop reason says.
+   */
+  cut(why: string, where: string, id: unknown, name: unknown, cause?: string): void {
+    this.report({
+      action: "withheld",
+      code: "truncated",
+      message: `${why}: the call ${typeof name === "string" ? name : ""} (${where}) was cut${cause ? ` (${cause})` : ""} and was not delivered.`,
+      ...(typeof id === "string" ? { id } : {}),
+      ...(typeof name === "string" ? { name } : {}),
+    });
   }
 
   /** Reports a call that is not delivered: its error code, with the model-facing message. */

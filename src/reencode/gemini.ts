@@ -1,12 +1,12 @@
 import { isPlaceholderId } from "../assemble/turn.js";
 import { numberField, stringField } from "../providers/fields.js";
-import { createDecoder } from "../providers/registry.js";
 import { stringifyJson } from "../json/stringify.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
-import { DecoderTap, isPlainObject } from "./common.js";
-import { JsonArraySplitter } from "./json-array-events.js";
+import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import { isPlainObject, TappedReencoder } from "./common.js";
+import { HoldQueue } from "./hold.js";
+import { JsonArraySplitter } from "../framing/json-array.js";
 import { encodeOut, SseEventSplitter, type WireEvent } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { Reencoder } from "./types.js";
 
 /**
  * Google Gemini `streamGenerateContent` (Gemini API and Vertex): decoded, then re-emitted as the
@@ -95,16 +95,13 @@ type Item = HeldChunk | { kind: "text"; wire: WireEvent };
 
 const REMOVED = null;
 
-class GeminiReencoder implements Reencoder {
-  readonly provider = "gemini" as const;
-  private readonly tap: DecoderTap;
+class GeminiReencoder extends TappedReencoder {
   private form: "sse" | "json" | null = null;
   /** Leading white space, held until the body's first character tells its form. */
   private sniffed: Uint8Array[] = [];
   private readonly sse = new SseEventSplitter();
   private readonly array = new JsonArraySplitter();
-  private queue: Item[] = [];
-  private head = 0;
+  private readonly queue = new HoldQueue<Item, WireEvent>((item, out) => this.handle(item, out));
   /** Calls not decided yet, by their index in the turn. */
   private readonly undecided = new Map<number, CallTrack>();
   /** The call whose arguments are still streaming (it said willContinue). */
@@ -117,16 +114,8 @@ class GeminiReencoder implements Reencoder {
 
   constructor(options: GeminiReencoderOptions) {
     const { addMissingIds = true, ...decoderOptions } = options;
+    super("gemini", decoderOptions);
     this.addMissingIds = addMissingIds;
-    this.tap = new DecoderTap("gemini", createDecoder("gemini", decoderOptions));
-  }
-
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
@@ -147,7 +136,7 @@ class GeminiReencoder implements Reencoder {
     return encodeOut(out);
   }
 
-  end(): Uint8Array[] {
+  flush(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
     const out: WireEvent[] = [];
@@ -157,13 +146,13 @@ class GeminiReencoder implements Reencoder {
       for (const held of this.sniffed) this.feed(held, out);
       this.sniffed = [];
     }
-    if (this.form === "sse") for (const raw of this.sse.finish()) this.onPiece(raw.raw, raw.wire, raw.event, out);
-    else for (const piece of this.array.finish()) this.onPiece(piece.raw, piece.raw, piece.kind === "element" ? piece.event : null, out);
+    if (this.form === "sse") for (const raw of this.sse.flush()) this.onPiece(raw.raw, raw.wire, raw.event, out);
+    else for (const piece of this.array.flush()) this.onPiece(piece.raw, piece.raw, piece.kind === "element" ? piece.event : null, out);
     this.decide(this.tap.end());
     // A call the decoder did not keep (over a limit) goes on as it came.
     for (const track of this.undecided.values()) track.decided = true;
     this.undecided.clear();
-    this.release(out);
+    this.queue.settle(out, true);
     return encodeOut(out);
   }
 
@@ -175,21 +164,32 @@ class GeminiReencoder implements Reencoder {
   /** One SSE event or array element (`event`), or text that dispatches nothing (null); `wire` is what forwards it as it came. */
   private onPiece(raw: string, wire: WireEvent, event: ProviderEvent | null, out: WireEvent[]): void {
     if (event === null) {
-      this.queue.push({ kind: "text", wire });
-    } else {
-      const ended = this.tap.push(event);
-      const data = event.data;
-      if (this.tap.refused) {
-        // The decoder ignored it (too deep to check): not forwarded, and its parts are not calls.
-        // An array element still needs a value between its commas.
-        this.tap.refusedEvent();
-        if (this.form === "json") this.queue.push({ kind: "text", wire: "{}" });
-      } else if (!isPlainObject(data) || data.error !== undefined) this.queue.push({ kind: "text", wire });
-      else this.queue.push(this.track(wire, data, this.form === "sse" ? { eol: lineEnding(raw), name: event.event } : null));
-      // After track(): a whole call opens and ends in the same chunk.
-      this.decide(ended);
+      this.queue.push({ kind: "text", wire }, out);
+      return;
     }
-    this.release(out);
+    const ended = this.tap.push(event);
+    const data = event.data;
+    let item: Item | null = null;
+    if (this.tap.refused) {
+      // The decoder ignored it (too deep to check): not forwarded, and its parts are not calls.
+      // An array element still needs a value between its commas.
+      this.tap.refusedEvent();
+      if (this.form === "json") item = { kind: "text", wire: "{}" };
+    } else if (!isPlainObject(data) || data.error !== undefined) item = { kind: "text", wire };
+    else item = this.track(wire, data, this.form === "sse" ? { eol: lineEnding(raw), name: event.event } : null);
+    // After track(): a whole call opens and ends in the same chunk.
+    this.decide(ended);
+    if (item !== null) this.queue.push(item, out);
+    else this.queue.settle(out, false);
+  }
+
+  /** A chunk waits until each of its calls is decided (and every piece after it waits behind it). */
+  private handle(item: Item, out: WireEvent[]): void {
+    if (item.kind === "chunk" && item.calls.some((track) => !track.decided)) {
+      this.queue.hold({ decided: () => item.calls.every((track) => track.decided), release: (later) => later.push(this.render(item)) });
+      return;
+    }
+    out.push(item.kind === "text" ? item.wire : this.render(item));
   }
 
   /** Follows the chunk's call parts the way the decoder reads them (src/providers/gemini.ts). */
@@ -293,23 +293,6 @@ class GeminiReencoder implements Reencoder {
     edit(first, { functionCall: { ...(id === null ? {} : { id }), name: call.name, args: call.arguments }, ...fields });
     for (const ref of track.refs.slice(1)) edit(ref, REMOVED);
     this.tap.rewritten(call, codes);
-  }
-
-  /** Writes every chunk at the head of the queue whose calls are all decided. */
-  private release(out: WireEvent[]): void {
-    while (this.head < this.queue.length) {
-      const item = this.queue[this.head] as Item;
-      if (item.kind === "chunk" && item.calls.some((track) => !track.decided)) break;
-      out.push(item.kind === "text" ? item.wire : this.render(item));
-      this.head++;
-    }
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head > 1024) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
   }
 
   private render(chunk: HeldChunk): WireEvent {

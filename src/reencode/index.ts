@@ -58,7 +58,7 @@ export function createReencodingStream(reencoder: Reencoder, onEnd?: (reencoder:
   const finish = (): Uint8Array[] => {
     if (done) return [];
     done = true;
-    const rest = reencoder.end();
+    const rest = reencoder.flush();
     onEnd?.(reencoder);
     return rest;
   };

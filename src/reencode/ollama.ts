@@ -1,9 +1,9 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ToolCall } from "../types.js";
-import { DecoderTap, decodedAsSent, isPlainObject } from "./common.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
+import { decodedAsSent, isPlainObject, TappedReencoder } from "./common.js";
+import { HoldQueue } from "./hold.js";
 import { encodeOut } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
 import { ollamaText, ReleasedText, rewriteOllamaLine, TEXT_CALL_REPORT } from "./text-calls.js";
+import type { Reencoder } from "./types.js";
 
 /**
  * Ollama native `/api/chat` (NDJSON): decoded, then re-emitted line by line. Calls arrive whole, so
@@ -24,49 +24,55 @@ export function createOllamaReencoder(options: DecoderOptions = {}): Reencoder {
   return new OllamaReencoder(options);
 }
 
-class OllamaReencoder implements Reencoder {
-  readonly provider = "ollama" as const;
-  private readonly tap: DecoderTap;
+/** A line written as it is (opening no call), in its turn: behind an undecided call it waits too. */
+function asIs(raw: string): Line {
+  return { raw, data: undefined, from: 0, to: 0 };
+}
+
+/** A line of the body, decoded: its JSON (undefined for a line that is not), and the range of call indexes it opened. */
+interface Line {
+  raw: string;
+  data: unknown;
+  from: number;
+  to: number;
+}
+
+class OllamaReencoder extends TappedReencoder {
   private readonly decoder = new TextDecoder();
   private pending = "";
   private ended = false;
+  private readonly queue = new HoldQueue<Line, string>((line, out) => this.handle(line, out));
 
   /** With `textCalls`: what the decoder released from the text, per line. */
   private readonly released: ReleasedText | null;
   /** The `done: true` line and what follows it, held (with `textCalls`) until the body ends. */
-  private heldDone: Array<() => string> | null = null;
+  private heldDone: Line[] | null = null;
   /** The envelope of the last line (`model`, `created_at`), for the lines toolwire adds. */
   private envelope: Record<string, unknown> = {};
   private textCallsSent = 0;
 
   constructor(options: DecoderOptions) {
-    this.tap = new DecoderTap("ollama", createDecoder("ollama", options));
+    super("ollama", options);
     this.released = options.textCalls ? new ReleasedText(this.tap) : null;
-  }
-
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
     return encodeOut(this.lines(this.decoder.decode(chunk, { stream: true }), false));
   }
 
-  end(): Uint8Array[] {
+  flush(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
     const out = this.lines(this.decoder.decode(), true);
     const ended = this.tap.end();
     // The turn is over: every call is decided.
-    if (this.waiting !== null) out.push(this.release());
+    this.queue.settle(out, true);
     if (this.released !== null) {
-      out.push(this.textLine(this.released.take(), ended, false));
-      for (const line of this.heldDone ?? []) out.push(line());
+      // Then the text released last and the calls read from it, then the `done: true` line.
+      this.textLine(this.released.take(), ended, out);
+      for (const line of this.heldDone ?? []) this.queue.push(line, out);
       this.heldDone = null;
+      this.queue.settle(out, true);
     }
     return encodeOut(out);
   }
@@ -79,88 +85,79 @@ class OllamaReencoder implements Reencoder {
       if (at < 0) break;
       const line = this.pending + text.slice(start, at + 1);
       this.pending = "";
-      out.push(this.line(line));
+      this.line(line, out);
       start = at + 1;
     }
     this.pending += text.slice(start);
     if (last && this.pending !== "") {
-      out.push(this.line(this.pending));
+      this.line(this.pending, out);
       this.pending = "";
     }
     return out;
   }
-
-  /**
-   * From the first line holding a call the decoder decides only at the end of the turn (arguments
-   * that do not parse strictly: cut or invalid, as the stop reason tells), that line and every
-   * later one, in order, with the range of call indexes each opened.
-   */
-  private waiting: Array<{ raw: string; data: unknown; from: number; to: number }> | null = null;
 
   /** Calls the decoder has opened so far (Ollama's calls are all the client's, indexed in order). */
   private opened(): number {
     return this.tap.callsAwaitingEnd + this.tap.log.length;
   }
 
-  private line(raw: string): string {
-    if (this.heldDone !== null) {
-      // After `done: true`: decoded (the decoder reports it), sent after the released text.
-      const text = raw.trim();
-      if (text !== "") {
-        try {
-          this.tap.push({ data: JSON.parse(text) });
-        } catch {
-          this.tap.push({ data: text });
-        }
-      }
-      this.heldDone.push(() => raw);
-      return "";
-    }
+  private line(raw: string, out: string[]): void {
     const text = raw.trim();
-    if (text === "") return this.waiting === null ? raw : this.wait(raw, undefined, 0, 0);
     let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      this.tap.push({ data: text });
-      return this.waiting === null ? raw : this.wait(raw, undefined, 0, 0);
+    if (text !== "") {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        this.tap.push({ data: text });
+      }
+    }
+    if (this.heldDone !== null) {
+      // After `done: true`: decoded (the decoder reports it), sent as it came after the released text.
+      if (data !== undefined) this.tap.push({ data });
+      this.heldDone.push(asIs(raw));
+      return;
     }
     const from = this.opened();
-    const calls = this.tap.push({ data });
-    if (this.tap.refused) {
-      this.tap.refusedEvent();
-      return "";
-    }
-    const to = this.opened();
-    if (this.released !== null) return this.withTextCalls(raw, data, calls, from, to);
-    return this.wire(raw, data, calls, from, to);
-  }
-
-  /** A line with its text as released and its text calls after it in a line of their own (`textCalls`). */
-  private withTextCalls(raw: string, data: unknown, calls: ToolCall[], from: number, to: number): string {
-    const released = (this.released as ReleasedText).take();
-    if (!isPlainObject(data)) return this.wire(raw, data, calls, from, to);
-    if (typeof data.model === "string") this.envelope = { model: data.model, ...(data.created_at !== undefined ? { created_at: data.created_at } : {}) };
-    const rewritten = rewriteOllamaLine(data, released);
-    let line = "";
-    if (rewritten !== "drop") {
-      const next = rewritten === "same" ? data : rewritten;
-      const nextRaw = rewritten === "same" ? raw : `${JSON.stringify(rewritten)}\n`;
-      if (next.done === true) {
-        // Written at the end, after the lines queued behind a waiting call and the text released last.
-        this.heldDone = [() => this.wire(nextRaw, next, calls, from, to)];
-        return this.textLine({ text: "", reasoning: "" }, calls, true);
+    if (data !== undefined) {
+      const calls = this.tap.push({ data });
+      if (this.tap.refused) {
+        this.tap.refusedEvent();
+        return;
       }
-      line = this.wire(nextRaw, next, calls, from, to);
+      if (this.released !== null) {
+        this.withTextCalls({ raw, data, from, to: this.opened() }, calls, this.released.take(), out);
+        return;
+      }
     }
-    return line + this.textLine({ text: "", reasoning: "" }, calls, true);
+    this.queue.push({ raw, data, from, to: this.opened() }, out);
   }
 
   /**
-   * The calls read from the text among `calls` (and text released at the end) as one line; "" when
-   * there is none. `queue`: behind a waiting call, the line waits too.
+   * A line with its text as released and its text calls after it in a line of their own
+   * (`textCalls`); the `done: true` line is held for the end of the body.
    */
-  private textLine(released: { text: string; reasoning: string }, calls: readonly ToolCall[], queue: boolean): string {
+  private withTextCalls(line: Line, calls: readonly ToolCall[], released: { text: string; reasoning: string }, out: string[]): void {
+    const data = line.data;
+    if (!isPlainObject(data)) {
+      this.queue.push(line, out);
+      return;
+    }
+    if (typeof data.model === "string") this.envelope = { model: data.model, ...(data.created_at !== undefined ? { created_at: data.created_at } : {}) };
+    const rewritten = rewriteOllamaLine(data, released);
+    if (rewritten !== "drop") {
+      const next = rewritten === "same" ? line : { ...line, raw: `${JSON.stringify(rewritten)}\n`, data: rewritten };
+      // Written at the end, after the lines held behind an undecided call and the text released last.
+      if ((next.data as Record<string, unknown>).done === true) this.heldDone = [next];
+      else this.queue.push(next, out);
+    }
+    this.textLine({ text: "", reasoning: "" }, calls, out);
+  }
+
+  /**
+   * The calls read from the text among `calls` (and text released at the end) as one line, none
+   * when there is nothing to send. Reported now; behind an undecided wire call the line waits too.
+   */
+  private textLine(released: { text: string; reasoning: string }, calls: readonly ToolCall[], out: string[]): void {
     const entries: unknown[] = [];
     for (const call of calls) {
       if (call.source !== "text") continue;
@@ -171,42 +168,32 @@ class OllamaReencoder implements Reencoder {
       this.tap.rewritten(call, [TEXT_CALL_REPORT.code]);
       entries.push({ id: call.id, function: { index: this.textCallsSent++, name: call.name, arguments: call.arguments } });
     }
-    if (entries.length === 0 && released.text === "" && released.reasoning === "") return "";
-    const line = `${JSON.stringify({ ...this.envelope, message: ollamaText(released, entries), done: false })}\n`;
-    return queue && this.waiting !== null ? this.wait(line, undefined, 0, 0) : line;
+    if (entries.length === 0 && released.text === "" && released.reasoning === "") return;
+    this.queue.push(asIs(`${JSON.stringify({ ...this.envelope, message: ollamaText(released, entries), done: false })}\n`), out);
   }
 
-  /** A line's wire calls: sent as they came or rewritten, or held behind a call awaiting its verdict. */
-  private wire(raw: string, data: unknown, calls: ToolCall[], from: number, to: number): string {
-    if (this.waiting !== null) return this.wait(raw, data, from, to);
-    if (calls.length < to - from) {
-      // A call of this line waits for its verdict: the line, and the lines after it, wait with it.
-      this.waiting = [];
-      return this.wait(raw, data, from, to);
+  /**
+   * A line holding a call the decoder decides only at the end of the turn (arguments that do not
+   * parse strictly: cut or invalid, as the stop reason tells) holds, with every later line, until
+   * no call is left undecided.
+   */
+  private handle(line: Line, out: string[]): void {
+    const calls = this.callsOf(line);
+    if (calls.length < line.to - line.from) {
+      this.queue.hold({ decided: () => this.tap.callsAwaitingEnd === 0, release: (later) => later.push(this.rewritten(line.raw, line.data, this.callsOf(line))) });
+      return;
     }
-    return this.rewritten(raw, data, calls);
+    out.push(line.data === undefined ? line.raw : this.rewritten(line.raw, line.data, calls));
   }
 
-  /** Queues a line behind an undecided call; sends the queue once every call in it is decided. */
-  private wait(raw: string, data: unknown, from: number, to: number): string {
-    (this.waiting as NonNullable<typeof this.waiting>).push({ raw, data, from, to });
-    return this.tap.callsAwaitingEnd > 0 ? "" : this.release();
-  }
-
-  /** The waiting lines, each with the calls it opened (by index, as the decoder ended them). */
-  private release(): string {
-    const waiting = this.waiting ?? [];
-    this.waiting = null;
-    let out = "";
-    for (const { raw, data, from, to } of waiting) {
-      const calls: ToolCall[] = [];
-      for (let index = from; index < to; index++) {
-        const call = this.tap.ended.get(index);
-        if (call) calls.push(call);
-      }
-      out += data === undefined ? raw : this.rewritten(raw, data, calls);
+  /** The calls a line opened (by index, as the decoder ended them). */
+  private callsOf(line: Line): ToolCall[] {
+    const calls: ToolCall[] = [];
+    for (let index = line.from; index < line.to; index++) {
+      const call = this.tap.ended.get(index);
+      if (call) calls.push(call);
     }
-    return out;
+    return calls;
   }
 
   /** The line as it came when toolwire took its calls as sent, else re-sent with the calls it decoded. */

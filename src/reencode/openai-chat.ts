@@ -1,4 +1,4 @@
-import type { DecoderOptions, ToolCall } from "../types.js";
+import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
@@ -90,12 +90,7 @@ class OpenAIChatReencoder extends SseReencoder {
     this.heldDone = null;
   }
 
-  protected handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
-    const event = raw.event;
-    if (event === null) {
-      out.push(raw.wire);
-      return;
-    }
+  protected handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
     if (this.heldDone !== null) {
       this.heldDone.push(raw.wire);
       return;
@@ -324,7 +319,7 @@ class OpenAIChatReencoder extends SseReencoder {
     const splitter = new SseEventSplitter();
     const events: RawSseEvent[] = [];
     for (const held of this.held) events.push(...splitter.pushText(wireText(held)));
-    events.push(...splitter.finish());
+    events.push(...splitter.flush());
     return events;
   }
 

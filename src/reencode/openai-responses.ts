@@ -1,4 +1,4 @@
-import type { DecoderOptions, ToolCall } from "../types.js";
+import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject, type CallMatcher } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
@@ -98,12 +98,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
     }
   }
 
-  protected handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
-    const event = raw.event;
-    if (event === null) {
-      out.push(raw.wire);
-      return;
-    }
+  protected handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
     if (this.terminal !== null) {
       this.afterTerminal.push(raw.wire);
       return;
@@ -312,7 +307,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
   /** Held events with their output_index moved (read again from their text: rare, and only then). */
   private movedText(held: WireEvent): string {
     const splitter = new SseEventSplitter();
-    const events = [...splitter.pushText(wireText(held)), ...splitter.finish()];
+    const events = [...splitter.pushText(wireText(held)), ...splitter.flush()];
     return events.map((raw) => (raw.event && isPlainObject(raw.event.data) && typeof raw.event.data.output_index === "number" ? wireText(this.moved(raw, raw.event.data, raw.event.data.output_index)) : raw.raw)).join("");
   }
 
@@ -346,13 +341,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
       const index = held.outputIndex ?? held.itemId;
       const id = typeof held.item.id === "string" ? held.item.id : null;
       if (id) this.changed.set(id, []);
-      this.tap.report({
-        action: "withheld",
-        code: "truncated",
-        message: `${why}: the call ${typeof held.item.name === "string" ? held.item.name : ""} (output ${index}) was cut and was not delivered.`,
-        ...(typeof held.item.call_id === "string" ? { id: held.item.call_id } : {}),
-        ...(typeof held.item.name === "string" ? { name: held.item.name } : {}),
-      });
+      this.tap.cut(why, `output ${index}`, held.item.call_id, held.item.name);
     }
   }
 }

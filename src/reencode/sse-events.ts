@@ -87,8 +87,8 @@ export class SseEventSplitter {
     return this.split(text);
   }
 
-  /** The last event, if the body ended without its blank line. */
-  finish(): RawSseEvent[] {
+  /** The body ended: the last event, if it came without its blank line. */
+  flush(): RawSseEvent[] {
     // The decoder's flush turns a character cut at the end into U+FFFD; its bytes are pending already.
     const rest = this.splitChunk(this.decoder.decode(), NO_BYTES);
     this.boundaryAfterCR = false;

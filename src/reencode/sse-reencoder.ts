@@ -1,61 +1,45 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
-import { DecoderTap, type CallMatcher } from "./common.js";
+import type { DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
+import { TappedReencoder, type CallMatcher, type DecoderTap } from "./common.js";
+import { HoldQueue } from "./hold.js";
 import { encodeOut, SseEventSplitter, type RawSseEvent, type WireEvent } from "./sse-events.js";
-import type { Reencoder, RepairReport } from "./types.js";
-
-/** A closed call whose verdict the decoder gives with the stop reason, and what to do then. */
-interface Waiting {
-  /** The held block's or item's calls. */
-  of: CallMatcher;
-  /** Position in the tap's log from which the call's end is looked for. */
-  since: number;
-  /** Gets the calls the decoder ended for the block (none if it never did: a call it did not keep). */
-  resume: (calls: ToolCall[], out: WireEvent[]) => void;
-}
 
 const NO_CALLS: ToolCall[] = [];
 
+/** An event of the body, decoded: the calls it ended, and the tap's log length right after it. */
+interface Decoded {
+  raw: RawSseEvent;
+  ended: ToolCall[];
+  logAt: number;
+}
+
 /**
  * What every SSE re-encoder shares: the body is split into events, each is decoded on a tap and
- * handed to the protocol's `handle`, which writes what can be forwarded now; at the end the
- * protocol decides what it still holds. The protocols differ only in `handle` and `endHeld`.
+ * handed (through the hold queue) to the protocol's `handle`, which writes what can be forwarded
+ * now; at the end the protocol decides what it still holds. The protocols differ only in `handle`
+ * and `endHeld`.
  *
  * A call closed with arguments that do not parse strictly is decided by the decoder only with the
  * stop reason (invalid, repaired, or cut by max_tokens): `awaitVerdict` holds it, and the events
  * after it are decoded at once but handled in order once the verdict is in, since whether the call
  * is delivered changes how they are numbered.
  */
-export abstract class SseReencoder implements Reencoder {
+export abstract class SseReencoder extends TappedReencoder {
   private readonly splitter = new SseEventSplitter();
-  protected readonly tap: DecoderTap;
   private ended = false;
-  private waiting: Waiting | null = null;
-  private backlog: Array<{ raw: RawSseEvent; ended: ToolCall[]; logAt: number }> = [];
+  private readonly queue = new HoldQueue<Decoded, WireEvent>((item, out) => this.handleDecoded(item, out));
   /** While an event is handled: the tap's log length right after it was decoded. */
   private handledLogAt: number | null = null;
 
-  protected constructor(
-    readonly provider: ProviderName,
-    options: DecoderOptions,
-  ) {
-    this.tap = new DecoderTap(provider, createDecoder(provider, options));
-  }
-
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
-  }
-
-  get repairs(): readonly RepairReport[] {
-    return this.tap.repairs;
+  protected constructor(provider: ProviderName, options: DecoderOptions) {
+    super(provider, options);
   }
 
   /**
    * Whether events wait behind a call whose verdict comes only with the end of the body: bytes a
-   * caller writes after this re-encoder's output must wait for `end` too, or they would pass them.
+   * caller writes after this re-encoder's output must wait for `flush` too, or they would pass them.
    */
   get waitsForVerdict(): boolean {
-    return this.waiting !== null;
+    return this.queue.holding;
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
@@ -64,19 +48,19 @@ export abstract class SseReencoder implements Reencoder {
     return encodeOut(out);
   }
 
-  end(): Uint8Array[] {
+  flush(): Uint8Array[] {
     if (this.ended) return [];
     this.ended = true;
     const out: WireEvent[] = [];
     // What the body ends with but dispatches nothing (a line cut before its blank line) goes out
     // last: forwarded now, it would run into the front of events still held.
     const trailing: WireEvent[] = [];
-    for (const event of this.splitter.finish()) {
+    for (const event of this.splitter.flush()) {
       if (event.event === null) trailing.push(event.wire);
       else this.next(terminated(event, this.tap), out);
     }
     this.tap.end();
-    this.settle(out, true);
+    this.queue.settle(out, true);
     this.endHeld(out);
     for (const wire of trailing) out.push(wire);
     return encodeOut(out);
@@ -84,9 +68,10 @@ export abstract class SseReencoder implements Reencoder {
 
   /**
    * One event of the body, already decoded (`ended`: the calls it ended): write to `out` what is
-   * forwarded now (`raw.wire` for the event as it came).
+   * forwarded now (`raw.wire` for the event as it came). Text that dispatches no event (comments,
+   * keep-alives) is forwarded as it came without coming here.
    */
-  protected abstract handle(raw: RawSseEvent, ended: readonly ToolCall[], out: WireEvent[]): void;
+  protected abstract handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void;
 
   /** The body ended: decide every call still held (write what is released to `out`). */
   protected abstract endHeld(out: WireEvent[]): void;
@@ -95,13 +80,14 @@ export abstract class SseReencoder implements Reencoder {
    * Called from `handle` for a held call that closed without the decoder ending it: `resume` gets
    * the calls once the decoder ends them (none if it never does: a call it did not keep).
    */
-  protected awaitVerdict(of: CallMatcher, resume: Waiting["resume"]): void {
-    this.waiting = { of, since: this.logPosition, resume };
+  protected awaitVerdict(of: CallMatcher, resume: (calls: ToolCall[], out: WireEvent[]) => void): void {
+    const since = this.logPosition;
+    this.queue.hold({ decided: () => this.tap.endedSince(since, of).length > 0, release: (out) => resume(this.tap.endedSince(since, of), out) });
   }
 
   /**
    * The tap's log length right after the event being handled was decoded: calls that end from here
-   * on are the ones it (or what follows it) ended. An event handled from the backlog was decoded
+   * on are the ones it (or what follows it) ended. An event handled behind a hold was decoded
    * earlier than now, so the log's current length would skip calls that ended since.
    */
   protected get logPosition(): number {
@@ -115,38 +101,19 @@ export abstract class SseReencoder implements Reencoder {
       this.tap.refusedEvent();
       return;
     }
-    if (this.waiting !== null) {
-      this.backlog.push({ raw, ended, logAt: this.tap.log.length });
-      this.settle(out, false);
+    this.queue.push({ raw, ended, logAt: this.tap.log.length }, out);
+  }
+
+  private handleDecoded(item: Decoded, out: WireEvent[]): void {
+    if (item.raw.event === null) {
+      out.push(item.raw.wire);
       return;
     }
-    this.handleDecoded(raw, ended, this.tap.log.length, out);
-  }
-
-  private handleDecoded(raw: RawSseEvent, ended: ToolCall[], logAt: number, out: WireEvent[]): void {
-    this.handledLogAt = logAt;
+    this.handledLogAt = item.logAt;
     try {
-      this.handle(raw, ended, out);
+      this.handle(item.raw, item.raw.event, item.ended, out);
     } finally {
       this.handledLogAt = null;
-    }
-  }
-
-  /** Resumes the waiting call once its verdict is in, then handles the events behind it. */
-  private settle(out: WireEvent[], atEnd: boolean): void {
-    while (this.waiting !== null) {
-      const waiting = this.waiting;
-      const calls = this.tap.endedSince(waiting.since, waiting.of);
-      if (calls.length === 0 && !atEnd) return;
-      this.waiting = null;
-      waiting.resume(calls, out);
-      const backlog = this.backlog;
-      this.backlog = [];
-      for (const item of backlog) {
-        // Another call waits now: the rest is its backlog (decoded already).
-        if (this.waiting !== null) this.backlog.push(item);
-        else this.handleDecoded(item.raw, item.ended, item.logAt, out);
-      }
     }
   }
 }

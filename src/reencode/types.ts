@@ -50,8 +50,13 @@ export interface Reencoder {
   /** Feeds body bytes; returns the bytes that can be forwarded now. */
   push(chunk: Uint8Array): Uint8Array[];
   /** The body ended: returns what was still held (held calls are decided now). */
+  flush(): Uint8Array[];
+  /**
+   * The same as `flush`, its former name.
+   * @deprecated Use `flush`: toolwire's stages all say `push` and `flush` (`finish` only where a result is returned).
+   */
   end(): Uint8Array[];
-  /** The turn as toolwire decoded the upstream stream (after `end`). */
+  /** The turn as toolwire decoded the upstream stream (after `flush`). */
   readonly turn: DecodedTurn | null;
   /** Every change made so far. */
   readonly repairs: readonly RepairReport[];

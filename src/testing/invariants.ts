@@ -636,7 +636,7 @@ export function checkReencodeRoundtrip(provider: ProviderName, chunks: readonly 
     // Anthropic in eventstream frames is Claude on Bedrock, which has a re-encoder of its own.
     const reencoder = provider === "anthropic" && options.framing === "aws-eventstream" ? createBedrockInvokeReencoder() : createReencoder(provider);
     for (const chunk of chunks) output.push(...reencoder.push(chunk));
-    output.push(...reencoder.end());
+    output.push(...reencoder.flush());
   } catch (error) {
     return [violation("reencode_roundtrip", `the re-encoder threw: ${describeError(error)}`, "threw")];
   }

@@ -21,7 +21,7 @@ describe("encodeJsonEventFrame", () => {
         const framer = createEventStreamFramer();
         const messages = [];
         for (const piece of cyclicPieces(bytes, sizes)) messages.push(...framer.push(piece));
-        messages.push(...framer.finish());
+        messages.push(...framer.flush());
         expect(messages.map((message) => message.headers)).toEqual(events.map(([name]) => ({ ":event-type": name, ":content-type": "application/json", ":message-type": "event" })));
         expect(messages.map((message) => toProviderEvent(message))).toEqual(events.map(([name, body]) => ({ event: name, data: body })));
       }),

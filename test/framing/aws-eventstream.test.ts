@@ -109,7 +109,7 @@ describe("a model-stream-error exception frame", () => {
     for (const cut of [1, 11, 12, 100, bytes.length - 1]) {
       const framer = createEventStreamFramer();
       expect(framer.push(bytes.subarray(0, cut))).toEqual([]);
-      const error = catchError(() => framer.finish());
+      const error = catchError(() => framer.flush());
       expect(error.code).toBe("truncated");
       expect(error.offset).toBe(0);
       expect(error.message).toContain(`${cut} trailing bytes`);
@@ -122,7 +122,7 @@ describe("a model-stream-error exception frame", () => {
     const framer = createEventStreamFramer();
     const error = catchError(() => framer.push(bytes));
     expect(catchError(() => framer.push(new Uint8Array(1)))).toBe(error);
-    expect(catchError(() => framer.finish())).toBe(error);
+    expect(catchError(() => framer.flush())).toBe(error);
   });
 });
 
@@ -204,7 +204,7 @@ describe("push framing", () => {
           split.push(...framer.push(stream.slice(last, point)));
           last = point;
         }
-        split.push(...framer.finish());
+        split.push(...framer.flush());
         expect(split).toEqual(whole);
         expect(whole).toHaveLength(frames.length);
         whole.slice(1).forEach((message, i) => {
@@ -221,7 +221,7 @@ describe("push framing", () => {
     const framer = createEventStreamFramer();
     const out: EventStreamMessage[] = [];
     for (const byte of stream) out.push(...framer.push(new Uint8Array([byte])));
-    out.push(...framer.finish());
+    out.push(...framer.flush());
     expect(out).toHaveLength(2);
     expect(out[1]).toEqual(decodeEventStream(fixtureBytes())[0]);
   });

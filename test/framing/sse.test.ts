@@ -10,7 +10,7 @@ function frame(chunks: Array<string | Uint8Array>, maxBufferSize: number): { eve
   const framer = createSseFramer({ maxBufferSize });
   const events: ProviderEvent[] = [];
   for (const chunk of chunks) events.push(...framer.push(chunk));
-  events.push(...framer.finish());
+  events.push(...framer.flush());
   return { events, diagnostics: framer.diagnostics };
 }
 

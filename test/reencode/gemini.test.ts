@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createGeminiReencoder, createReencoder } from "../../src/reencode/index.js";
-import { JsonArraySplitter } from "../../src/reencode/json-array-events.js";
+import { JsonArraySplitter } from "../../src/framing/json-array.js";
 import { concatBytes } from "../../src/testing/wire.js";
 import type { ProviderEvent } from "../../src/types.js";
 import { cassetteBodies } from "../corpus/support.js";
@@ -254,7 +254,7 @@ describe("Gemini re-encoding, any chunk boundary", () => {
           const splitter = new JsonArraySplitter();
           const pieces = [];
           for (const piece of cyclicPieces(bytes, sizes)) pieces.push(...splitter.push(piece));
-          pieces.push(...splitter.finish());
+          pieces.push(...splitter.flush());
           expect(pieces.map((piece) => piece.raw).join("")).toBe(text);
           expect(pieces.flatMap((piece) => (piece.kind === "element" ? [piece.event.data] : []))).toEqual(values.map((value) => JSON.parse(JSON.stringify(value)) as unknown));
         },

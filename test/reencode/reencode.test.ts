@@ -18,7 +18,7 @@ function split(bytes: Uint8Array, sizes: readonly number[]) {
   const splitter = new SseEventSplitter();
   const out = [];
   for (const piece of cyclicPieces(bytes, sizes)) out.push(...splitter.push(piece));
-  out.push(...splitter.finish());
+  out.push(...splitter.flush());
   return out;
 }
 

@@ -111,7 +111,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     const existing = blocks.get(index);
     if (existing && !existing.stopped) {
       warn("block_restarted", `content_block_start for index ${index} arrived while that block was still open; the open block was closed as truncated.`, undefined, index);
-      if (existing.kind === "call") turn.endCall(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
+      if (existing.kind === "call") turn.calls.end(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
     }
     const type = typeof contentBlock.type === "string" ? contentBlock.type : "unknown";
     if (type === "text") {
@@ -146,7 +146,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
         if (!["type", "id", "name", "input"].includes(key)) Object.defineProperty(providerFields, key, { value, enumerable: true, writable: true, configurable: true });
       }
       if (type !== "tool_use") providerFields.blockType = type;
-      const call = turn.openCall({
+      const call = turn.calls.open({
         id,
         idMinted: minted,
         name,
@@ -196,7 +196,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
         else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "input_json_delta":
-        if (state.kind === "call") turn.appendArguments(state.call, typeof delta.partial_json === "string" ? delta.partial_json : "");
+        if (state.kind === "call") turn.calls.appendArguments(state.call, typeof delta.partial_json === "string" ? delta.partial_json : "");
         else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "thinking_delta":
@@ -237,7 +237,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   const closeBlock = (state: BlockState): void => {
     if (state.stopped) return;
     state.stopped = true;
-    if (state.kind === "call") turn.endCall(state.call, { complete: true, emptyMeansNoArguments: true });
+    if (state.kind === "call") turn.calls.end(state.call, { complete: true, emptyMeansNoArguments: true });
   };
 
   const onMessageDelta = (data: Record<string, unknown>): void => {

@@ -98,7 +98,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     if (existing && !existing.stopped) {
       warn("block_restarted", `contentBlockStart for index ${index} arrived while that block was still open; the open block was closed${existing.kind === "call" ? " and its call truncated" : ""}.`, undefined, index);
       existing.stopped = true;
-      if (existing.kind === "call") turn.endCall(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
+      if (existing.kind === "call") turn.calls.end(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
     }
     const start = isPlainObject(body.start) ? body.start : {};
     if (isPlainObject(start.toolUse)) {
@@ -116,7 +116,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       for (const [key, value] of Object.entries(toolUse)) {
         if (!["toolUseId", "name", "input"].includes(key)) providerFields[key] = value;
       }
-      const call = turn.openCall({
+      const call = turn.calls.open({
         id,
         idMinted: minted,
         name,
@@ -178,7 +178,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       }
       if (state.kind !== "call") return mismatch("toolUse");
       const input = delta.toolUse.input;
-      if (typeof input === "string") turn.appendArguments(state.call, input);
+      if (typeof input === "string") turn.calls.appendArguments(state.call, input);
       else if (input !== undefined) warn("tool_input_not_string", `A toolUse delta for index ${index} carries input that is not a string fragment; it was ignored.`, body, index);
       return;
     }
@@ -220,7 +220,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     }
     if (state.stopped) return;
     state.stopped = true;
-    if (state.kind === "call") turn.endCall(state.call, { complete: true, emptyMeansNoArguments: true });
+    if (state.kind === "call") turn.calls.end(state.call, { complete: true, emptyMeansNoArguments: true });
   };
 
   const onMessageStop = (body: Record<string, unknown>): void => {

@@ -284,7 +284,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (id === null) {
       id = `call_tw_${hashId([responseId ?? "", state.name, argumentsAtOpen, String(state.position)].join("\u0000"))}`;
     }
-    const call = turn.openCall({
+    const call = turn.calls.open({
       id,
       idMinted: state.providerId === null,
       name: state.name,
@@ -298,7 +298,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (state.providerId === null) {
       callDiag(state, "call_id_minted", "info", `The call to \`${state.name || "(unnamed)"}\` has no id; the deterministic id ${id} was minted (hash of response id, name, arguments at open, position).`);
     }
-    if (state.custom) turn.appendArguments(call, '{"input":"');
+    if (state.custom) turn.calls.appendArguments(call, '{"input":"');
     return call;
   };
 
@@ -307,10 +307,10 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (state.ended) return;
     const call = openCall(state, "");
     state.ended = true;
-    if (complete && state.custom) turn.appendArguments(call, '"}');
+    if (complete && state.custom) turn.calls.appendArguments(call, '"}');
     if (complete && state.literal) revertToLiteral(state, call, state.literal);
     if (!state.name) callDiag(state, "call_name_missing", "warning", `Call ${call.index} never received a function name.`);
-    turn.endCall(call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
+    turn.calls.end(call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
   };
 
   const feedArguments = (state: CallState, text: string): void => {
@@ -319,7 +319,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     lastActivityAt = seq;
     if (state.custom) {
       // Free text becomes the content of a JSON string: escaping is per character, so it can be done per fragment.
-      turn.appendArguments(call, JSON.stringify(text).slice(1, -1));
+      turn.calls.appendArguments(call, JSON.stringify(text).slice(1, -1));
       return;
     }
     // A fragment that starts with everything received so far is a resend (cumulative streams, vLLM's
@@ -328,7 +328,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     // preview stay those of an ordinary stream. The buffer is only read when the fragment is at
     // least as long, so the check costs time proportional to the fragment.
     if (state.literal) followLiteral(state, text);
-    if (state.argumentChars > 0 && text.length >= state.argumentChars && !turn.isEnded(call)) {
+    if (state.argumentChars > 0 && text.length >= state.argumentChars && !turn.calls.isEnded(call)) {
       const buffer = call.argumentText;
       if (firstNonSpace(buffer) === "{" && text.startsWith(buffer)) {
         if (!state.literal) startLiteral(state, buffer, text);
@@ -348,7 +348,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       }
     }
     state.argumentChars += text.length;
-    turn.appendArguments(call, text);
+    turn.calls.appendArguments(call, text);
   };
 
   // The literal reading costs a parse of each fragment while it lives; for a real resend it dies
@@ -518,7 +518,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       choice.byId.set(id, state);
       if (state.call && !state.ended) {
         callDiag(state, "call_id_late", "warning", `The id ${id} arrived after call ${state.call.index} had started with the minted id ${state.call.id}; the provider's id was adopted.`);
-        turn.adoptProviderId(state.call, id);
+        turn.calls.adoptProviderId(state.call, id);
       }
     }
     // for…in rather than Object.keys: no array per fragment on the hot path (JSON objects have no inherited keys).

@@ -161,7 +161,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     const providerFields: Record<string, unknown> = {};
     if (itemId !== null) providerFields.itemId = itemId;
     if (custom) providerFields.customToolInput = true;
-    const call = turn.openCall({
+    const call = turn.calls.open({
       id: callId,
       idMinted: minted,
       name,
@@ -174,8 +174,8 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     clientCalls++;
     if (!name) warn("call_name_missing", `The call ${callId} has no name.`, undefined, outputIndex);
     if (custom) {
-      turn.appendArguments(call, '{"input":"');
-      if (typeof initial === "string" && initial !== "") turn.appendArguments(call, escapeText(initial));
+      turn.calls.appendArguments(call, '{"input":"');
+      if (typeof initial === "string" && initial !== "") turn.calls.appendArguments(call, escapeText(initial));
     }
     return { kind: "call", itemId, outputIndex, call, custom, ended: false, finalText: null };
   };
@@ -196,12 +196,12 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     state.ended = true;
     if (complete) {
       if (state.custom) {
-        turn.appendArguments(state.call, '"}');
+        turn.calls.appendArguments(state.call, '"}');
         if (final !== null) state.call.setFinal(JSON.stringify({ input: final }));
       } else if (final !== null) state.call.setFinal(final);
       state.finalText = final;
     }
-    turn.endCall(state.call, { complete, emptyMeansNoArguments: true, ...(cause ? { truncationCause: cause } : {}) });
+    turn.calls.end(state.call, { complete, emptyMeansNoArguments: true, ...(cause ? { truncationCause: cause } : {}) });
   };
 
   /** The wrapper's calls, once its arguments are known; anything off-shape stays one ordinary call. */
@@ -212,7 +212,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     const entries = complete ? wrapperEntries(text) : null;
     if (entries) {
       entries.forEach((entry, position) => {
-        const call = turn.openCall({
+        const call = turn.calls.open({
           id: `${state.callId}_${position}`,
           idMinted: true,
           name: entry.name,
@@ -225,7 +225,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
         });
         clientCalls++;
         call.setFinal(entry.parameters);
-        turn.endCall(call, { complete: true, emptyMeansNoArguments: true });
+        turn.calls.end(call, { complete: true, emptyMeansNoArguments: true });
       });
       diag({
         code: "parallel_wrapper_expanded",
@@ -245,7 +245,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
       );
     }
     const call = openCallItem(false, state.callId, state.minted, state.name, state.itemId, state.outputIndex, state.start);
-    if (state.text !== "") turn.appendArguments(call.call, state.text);
+    if (state.text !== "") turn.calls.appendArguments(call.call, state.text);
     endCallItem(call, final, complete, cause);
   };
 
@@ -341,7 +341,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (state.custom !== custom) {
       warn("delta_type_mismatch", `A ${custom ? "custom tool input" : "function arguments"} delta arrived for a ${state.custom ? "custom tool" : "function"} call; it was used as that call's input.`, data, state.outputIndex);
     }
-    turn.appendArguments(state.call, state.custom ? escapeText(delta) : delta);
+    turn.calls.appendArguments(state.call, state.custom ? escapeText(delta) : delta);
   };
 
   const onArgumentsDone = (data: Record<string, unknown>, custom: boolean): void => {

@@ -227,7 +227,7 @@ export function toolwireMiddleware(options: ToolwireMiddlewareOptions = {}): Too
           return;
         }
         release(controller);
-        const turn = take(decoder.end());
+        const turn = take(decoder.flush());
         release(controller);
         if (turn) options.onTurn?.(turn, { provider });
       };

@@ -1,11 +1,11 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -312,32 +312,15 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
-  const end = (): TurnEnd => {
-    const status: TurnStatus = turn.hasError ? "error" : stopped ? "complete" : "incomplete";
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_message_stop" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended without message_stop; the turn is incomplete." : "The stream ended before any message event.",
-      });
-    }
-    const truncationCause = turn.openCallTruncationCause(stopReason === "max_tokens");
-    return { status, truncationCause };
+  const flush = (): TurnEnd => {
+    const status = endStatus(turn, stopped, started, { code: "stream_ended_without_message_stop", message: "The stream ended without message_stop; the turn is incomplete.", empty: "The stream ended before any message event." });
+    return { status, truncationCause: turn.openCallTruncationCause(stopReason === "max_tokens") };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw: { ...raw } };
-  const input = numberField(raw, "input_tokens");
-  const output = numberField(raw, "output_tokens");
-  const cacheRead = numberField(raw, "cache_read_input_tokens");
-  const cacheCreation = numberField(raw, "cache_creation_input_tokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (cacheRead !== null) usage.cacheReadInputTokens = cacheRead;
-  if (cacheCreation !== null) usage.cacheCreationInputTokens = cacheCreation;
-  if (input !== null && output !== null) usage.totalTokens = input + output;
-  return usage;
+  const [input, output] = [numberField(raw, "input_tokens"), numberField(raw, "output_tokens")];
+  return usageOf({ ...raw }, { inputTokens: input, outputTokens: output, totalTokens: sumOf(input, output), cacheReadInputTokens: numberField(raw, "cache_read_input_tokens"), cacheCreationInputTokens: numberField(raw, "cache_creation_input_tokens") });
 }

@@ -1,11 +1,11 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -322,36 +322,17 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
-  const end = (): TurnEnd => {
-    const status: TurnStatus = turn.hasError ? "error" : stopped ? "complete" : "incomplete";
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_message_stop" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended without messageStop; the turn is incomplete." : "The stream ended before any ConverseStream event.",
-      });
-    } else if (status === "complete" && !sawMetadata) {
-      turn.diagnostic({ code: "metadata_missing", severity: "info", message: "The stream ended without a metadata event; no usage is known." });
-    }
-    const truncationCause = turn.openCallTruncationCause(stopReason === "max_tokens");
-    return { status, truncationCause };
+  const flush = (): TurnEnd => {
+    const status = endStatus(turn, stopped, started, { code: "stream_ended_without_message_stop", message: "The stream ended without messageStop; the turn is incomplete.", empty: "The stream ended before any ConverseStream event." });
+    if (status === "complete" && !sawMetadata) turn.diagnostic({ code: "metadata_missing", severity: "info", message: "The stream ended without a metadata event; no usage is known." });
+    return { status, truncationCause: turn.openCallTruncationCause(stopReason === "max_tokens") };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeBedrockUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw: { ...raw } };
-  const input = numberField(raw, "inputTokens");
-  const output = numberField(raw, "outputTokens");
-  const total = numberField(raw, "totalTokens");
-  const cacheRead = numberField(raw, "cacheReadInputTokens");
-  const cacheWrite = numberField(raw, "cacheWriteInputTokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  else if (input !== null && output !== null) usage.totalTokens = input + output;
-  if (cacheRead !== null) usage.cacheReadInputTokens = cacheRead;
-  if (cacheWrite !== null) usage.cacheCreationInputTokens = cacheWrite;
-  return usage;
+  const [input, output] = [numberField(raw, "inputTokens"), numberField(raw, "outputTokens")];
+  const counts = { inputTokens: input, outputTokens: output, totalTokens: numberField(raw, "totalTokens") ?? sumOf(input, output) };
+  return usageOf({ ...raw }, { ...counts, cacheReadInputTokens: numberField(raw, "cacheReadInputTokens"), cacheCreationInputTokens: numberField(raw, "cacheWriteInputTokens") });
 }

@@ -1,4 +1,4 @@
-import type { ProviderEvent } from "../types.js";
+import type { ProviderEvent, Usage } from "../types.js";
 import { isPlainObject } from "../json/equal.js";
 
 /** Typed reads from untrusted payloads: wrong types read as absent, never throw. */
@@ -21,4 +21,23 @@ export function numberField(object: unknown, key: string): number | null {
 export function eventType(event: ProviderEvent): string {
   const fromData = stringField(event.data, "type");
   return fromData ?? event.event ?? "unknown";
+}
+
+/** Token counts read off the wire, by Usage field (null: the provider did not say). */
+type TokenCounts = { [K in Exclude<keyof Usage, "raw">]?: number | null };
+const USAGE_FIELDS = ["inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "reasoningTokens"] as const;
+
+/** A Usage holding the counts the provider sent, with `raw` its usage object as sent. */
+export function usageOf(raw: unknown, counts: TokenCounts): Usage {
+  const usage: Usage = { raw };
+  for (const field of USAGE_FIELDS) {
+    const count = counts[field];
+    if (count !== null && count !== undefined) usage[field] = count;
+  }
+  return usage;
+}
+
+/** The total a provider left out: input plus output, when it sent both. */
+export function sumOf(input: number | null, output: number | null): number | null {
+  return input !== null && output !== null ? input + output : null;
 }

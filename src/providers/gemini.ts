@@ -1,10 +1,10 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { numberField, stringField, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -105,7 +105,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
     if (!open) return;
     streaming = null;
     // A truncated call keeps its text as far as it got: closing it would fake an end.
-    if (complete) turn.calls.appendArguments(open.call, open.writer.finish());
+    if (complete) turn.calls.appendArguments(open.call, open.writer.flush());
     reportWriter(open);
     if (open.writer.broken) open.call.markBroken();
     turn.calls.end(open.call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
@@ -315,7 +315,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
     });
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     if (finishRaw !== null) {
       // A blocked prompt has no candidate: its blockReason stands in for the finish reason.
       let mapped: FinishReason = promptBlocked && turn.calls.count === 0 && !turn.hasError ? "content_filter" : (FINISH_REASONS[finishRaw] ?? "other");
@@ -323,38 +323,25 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
       if (mapped === "stop" && turn.calls.count > 0) mapped = "tool_calls";
       turn.setFinish(finishRaw, mapped);
     }
-    const finished = finishRaw !== null;
-    const status: TurnStatus = turn.hasError ? "error" : finished ? "complete" : "incomplete";
     const truncationCause = turn.openCallTruncationCause(finishRaw === "MAX_TOKENS");
     if (streaming) closeStreaming(false, truncationCause);
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_finish_reason" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended without a finishReason; the turn is incomplete." : "The stream ended before any response chunk.",
-      });
-    }
+    const status = endStatus(turn, finishRaw !== null, started, { code: "stream_ended_without_finish_reason", message: "The stream ended without a finishReason; the turn is incomplete.", empty: "The stream ended before any response chunk." });
     return { status, truncationCause };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeGeminiUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw: { ...raw } };
-  const input = numberField(raw, "promptTokenCount");
-  const output = numberField(raw, "candidatesTokenCount");
-  const total = numberField(raw, "totalTokenCount");
-  const cached = numberField(raw, "cachedContentTokenCount");
-  const thoughts = numberField(raw, "thoughtsTokenCount");
-  if (input !== null) usage.inputTokens = input;
   // candidatesTokenCount excludes thinking; thoughtsTokenCount is reported apart (and is part
   // of totalTokenCount, which is taken as the provider states it).
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  if (cached !== null) usage.cacheReadInputTokens = cached;
-  if (thoughts !== null) usage.reasoningTokens = thoughts;
-  return usage;
+  return usageOf({ ...raw }, {
+    inputTokens: numberField(raw, "promptTokenCount"),
+    outputTokens: numberField(raw, "candidatesTokenCount"),
+    totalTokens: numberField(raw, "totalTokenCount"),
+    cacheReadInputTokens: numberField(raw, "cachedContentTokenCount"),
+    reasoningTokens: numberField(raw, "thoughtsTokenCount"),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -562,7 +549,7 @@ export class PartialArgsWriter {
   }
 
   /** Text that ends the arguments object (the call's last part arrived). */
-  finish(): string {
+  flush(): string {
     if (this.brokenReason !== null) return "";
     let out = "";
     if (this.openString) {

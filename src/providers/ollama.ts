@@ -1,10 +1,10 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
-import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -138,7 +138,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     if (doneReason !== null) {
       let mapped: FinishReason = DONE_REASONS[doneReason] ?? "other";
       // Ollama says "stop" when the model called tools too.
@@ -151,19 +151,12 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
       turn.setFinish(null, turn.calls.count > 0 ? "tool_calls" : "stop");
       turn.diagnostic({ code: "done_reason_missing", severity: "info", message: "The last line has done: true but no done_reason (older Ollama); the finish reason was taken as a normal stop." });
     }
-    const status: TurnStatus = turn.hasError ? "error" : done ? "complete" : "incomplete";
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_done" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended before a line with done: true; the turn is incomplete." : "The stream ended before any line.",
-      });
-    }
+    const status = endStatus(turn, done, started, { code: "stream_ended_without_done", message: "The stream ended before a line with done: true; the turn is incomplete.", empty: "The stream ended before any line." });
     // Calls are whole on arrival, so none is ever left open to truncate.
     return { status, truncationCause: turn.hasError ? "stream_error" : "stream_ended" };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeOllamaUsage(data: Record<string, unknown>): Usage {
@@ -171,11 +164,6 @@ export function normalizeOllamaUsage(data: Record<string, unknown>): Usage {
   for (const key of ["prompt_eval_count", "eval_count", "total_duration", "load_duration", "prompt_eval_duration", "eval_duration"]) {
     if (data[key] !== undefined) raw[key] = data[key];
   }
-  const usage: Usage = { raw };
-  const input = numberField(data, "prompt_eval_count");
-  const output = numberField(data, "eval_count");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (input !== null && output !== null) usage.totalTokens = input + output;
-  return usage;
+  const [input, output] = [numberField(data, "prompt_eval_count"), numberField(data, "eval_count")];
+  return usageOf(raw, { inputTokens: input, outputTokens: output, totalTokens: sumOf(input, output) });
 }

@@ -7,7 +7,7 @@ import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -372,7 +372,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
   /** Rule 2 of docs/design.md: the fragments as sent, when they form one object, win over a resend reading. */
   const revertToLiteral = (state: CallState, call: ToolCallAssembler, literal: LiteralReading): void => {
     state.literal = null;
-    literal.parser.end();
+    literal.parser.flush();
     if (literal.parser.state !== "complete" || !isPlainObject(literal.parser.value)) return;
     call.revertResend(literal.parts.join(""));
     diag({
@@ -728,7 +728,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     onChunk(data, event);
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     if (errored) {
       for (const state of calls) if (!state.call) openCall(state, "");
       return { status: "error", truncationCause: "stream_error" };
@@ -759,26 +759,20 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     return { status: "incomplete", truncationCause: "stream_ended" };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeChatUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw };
-  const input = numberField(raw, "prompt_tokens");
-  const output = numberField(raw, "completion_tokens");
-  const total = numberField(raw, "total_tokens");
-  // OpenAI nests cached tokens; DeepSeek says prompt_cache_hit_tokens; Moonshot puts cached_tokens at the top.
-  const cached = numberField(raw.prompt_tokens_details, "cached_tokens") ?? numberField(raw, "prompt_cache_hit_tokens") ?? numberField(raw, "cached_tokens");
-  const cacheWrite = numberField(raw.prompt_tokens_details, "cache_write_tokens");
-  const reasoning = numberField(raw.completion_tokens_details, "reasoning_tokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  else if (input !== null && output !== null) usage.totalTokens = input + output;
-  if (cached !== null) usage.cacheReadInputTokens = cached;
-  if (cacheWrite !== null) usage.cacheCreationInputTokens = cacheWrite;
-  if (reasoning !== null) usage.reasoningTokens = reasoning;
-  return usage;
+  const [input, output] = [numberField(raw, "prompt_tokens"), numberField(raw, "completion_tokens")];
+  return usageOf(raw, {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: numberField(raw, "total_tokens") ?? sumOf(input, output),
+    // OpenAI nests cached tokens; DeepSeek says prompt_cache_hit_tokens; Moonshot puts cached_tokens at the top.
+    cacheReadInputTokens: numberField(raw.prompt_tokens_details, "cached_tokens") ?? numberField(raw, "prompt_cache_hit_tokens") ?? numberField(raw, "cached_tokens"),
+    cacheCreationInputTokens: numberField(raw.prompt_tokens_details, "cache_write_tokens"),
+    reasoningTokens: numberField(raw.completion_tokens_details, "reasoning_tokens"),
+  });
 }
 
 /** A wire index: a non-negative integer, else null. */

@@ -5,7 +5,7 @@ import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
-import { eventType, numberField, stringField } from "./fields.js";
+import { eventType, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -553,7 +553,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     return [...seen].filter((state) => !state.ended);
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     const stoppedForLength = terminal === "incomplete" && incompleteReason === "max_output_tokens";
     const cause: TruncationCause = turn.hasError ? "stream_error" : stoppedForLength ? "max_tokens" : "stream_ended";
     // A wrapper still open is reported as the one (truncated) call it was.
@@ -584,7 +584,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     return { status: "incomplete", truncationCause: "stream_ended" };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 interface WrapperEntry {
@@ -615,19 +615,14 @@ function wrapperEntries(text: string): WrapperEntry[] | null {
 }
 
 export function normalizeResponsesUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw };
-  const input = numberField(raw, "input_tokens");
-  const output = numberField(raw, "output_tokens");
-  const total = numberField(raw, "total_tokens");
-  const cached = numberField(raw.input_tokens_details, "cached_tokens");
-  const reasoning = numberField(raw.output_tokens_details, "reasoning_tokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  else if (input !== null && output !== null) usage.totalTokens = input + output;
-  if (cached !== null) usage.cacheReadInputTokens = cached;
-  if (reasoning !== null) usage.reasoningTokens = reasoning;
-  return usage;
+  const [input, output] = [numberField(raw, "input_tokens"), numberField(raw, "output_tokens")];
+  return usageOf(raw, {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: numberField(raw, "total_tokens") ?? sumOf(input, output),
+    cacheReadInputTokens: numberField(raw.input_tokens_details, "cached_tokens"),
+    reasoningTokens: numberField(raw.output_tokens_details, "reasoning_tokens"),
+  });
 }
 
 /** Free text as the inside of a JSON string; per character, so it can be applied fragment by fragment. */

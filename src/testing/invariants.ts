@@ -118,7 +118,7 @@ export function decodeEventsSafely(provider: ProviderName, events: readonly Prov
     }
   }
   try {
-    for (const event of decoder.end()) out.push(event);
+    for (const event of decoder.flush()) out.push(event);
     return { turn: decoder.finish(), events: out, thrown: null };
   } catch (error) {
     return { turn: null, events: out, thrown: { where: "finish", message: describeError(error) } };
@@ -142,7 +142,7 @@ export function decodeBytesSafely(provider: ProviderName, chunks: readonly Uint8
     }
   }
   try {
-    for (const event of decoder.end()) out.push(event);
+    for (const event of decoder.flush()) out.push(event);
     return { turn: decoder.finish(), events: out, thrown: null };
   } catch (error) {
     return { turn: null, events: out, thrown: { where: "finish", message: describeError(error) } };

@@ -60,10 +60,7 @@ export class TurnBuilder {
     return events;
   }
 
-  /**
-   * Redirects emitted events to `sink` until `restoreSink` (the per-event hot path uses this pair
-   * rather than `emitInto`, which allocates a closure per event).
-   */
+  /** Redirects emitted events to `sink` until `restoreSink`: the hot path, with no closure per event. */
   redirectTo(sink: CodecEvent[]): CodecEvent[] {
     const own = this.out;
     this.out = sink;
@@ -72,16 +69,6 @@ export class TurnBuilder {
 
   restoreSink(own: CodecEvent[]): void {
     this.out = own;
-  }
-
-  /** Runs `fn` with the events it emits appended to `sink`. */
-  emitInto(sink: CodecEvent[], fn: () => void): void {
-    const own = this.redirectTo(sink);
-    try {
-      fn();
-    } finally {
-      this.out = own;
-    }
   }
 
   startMessage(messageId: string | null, model: string | null): void {

@@ -5,7 +5,7 @@ import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -140,11 +140,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
         warn("call_id_minted", `The ${type} block at index ${index} has no id; a deterministic id ${id} was minted.`, undefined, index);
       }
       if (!name) warn("call_name_missing", `The ${type} block at index ${index} has no name.`, undefined, index);
-      const providerFields: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(contentBlock)) {
-        // defineProperty: a "__proto__" key from the wire must stay plain data.
-        if (!["type", "id", "name", "input"].includes(key)) Object.defineProperty(providerFields, key, { value, enumerable: true, writable: true, configurable: true });
-      }
+      const providerFields = fieldsExcept(contentBlock, ["type", "id", "name", "input"]);
       if (type !== "tool_use") providerFields.blockType = type;
       const call = turn.calls.open({
         id,

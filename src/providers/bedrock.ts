@@ -5,7 +5,7 @@ import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -112,10 +112,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
         warn("call_id_minted", `The toolUse block at index ${index} has no toolUseId; a deterministic id ${id} was minted.`, undefined, index);
       }
       if (!name) warn("call_name_missing", `The toolUse block at index ${index} has no name.`, undefined, index);
-      const providerFields: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(toolUse)) {
-        if (!["toolUseId", "name", "input"].includes(key)) providerFields[key] = value;
-      }
+      const providerFields = fieldsExcept(toolUse, ["toolUseId", "name", "input"]);
       const call = turn.calls.open({
         id,
         idMinted: minted,

@@ -86,20 +86,13 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
     }
     // No tool call can nest this deep and be accepted (limits.maxDepth), and every decoder would
     // otherwise have to guard each JSON.stringify of a whole object against a stack overflow.
-    if (!provablyShallow(event) && nestsDeeperThan(event.data, maxEventDepth)) {
-      turn.emitInto(sink, () =>
-        turn.diagnostic({
-          code: "event_too_deep",
-          severity: "error",
-          message: `An event nests deeper than ${maxEventDepth} levels, far past what any call may hold (limits.maxDepth); it was ignored.`,
-          data: { event: event.event ?? null },
-        }),
-      );
-      return;
-    }
+    const tooDeep = !provablyShallow(event) && nestsDeeperThan(event.data, maxEventDepth);
     const own = turn.redirectTo(sink);
     try {
-      codec.push(event);
+      if (tooDeep) {
+        const message = `An event nests deeper than ${maxEventDepth} levels, far past what any call may hold (limits.maxDepth); it was ignored.`;
+        turn.diagnostic({ code: "event_too_deep", severity: "error", message, data: { event: event.event ?? null } });
+      } else codec.push(event);
     } catch (error) {
       // A decoder bug must not take the stream down: report it and keep going.
       turn.diagnostic(internalError(error, "push", event));

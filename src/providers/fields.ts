@@ -14,6 +14,19 @@ export function numberField(object: unknown, key: string): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
+/** The object's fields but `keys`, as plain data (a `"__proto__"` key from the wire stays a key). */
+export function fieldsExcept(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) if (!keys.includes(key)) Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
+  return fields;
+}
+
+/** What a non-JSON payload most likely is, so the diagnostic says more than "not JSON". */
+export function describeNonJson(text: string): string {
+  if (text.startsWith("{") || text.startsWith("[")) return "An event payload looks like JSON but does not parse (malformed or cut off); it was ignored.";
+  return "An event payload is not JSON; it was ignored.";
+}
+
 /**
  * The event's type: the payload's `type` when present, else the SSE event name (compatible
  * servers and recorded files omit one or the other).

@@ -4,7 +4,7 @@ import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -72,8 +72,7 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
     if (!minted) seenIds.set(id, [...(seen ?? []), { name, args, chunk }]);
     if (!name) warn("call_name_missing", `The tool call ${id} has no function name.`, raw, turn.calls.count);
     const position = numberField(fn, "index");
-    const providerFields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(raw)) if (key !== "id" && key !== "function") providerFields[key] = value;
+    const providerFields = fieldsExcept(raw, ["id", "function"]);
     const call = turn.calls.open({ id, idMinted: minted, name, kind: "client", providerFields, ...(position !== null ? { providerIndex: position } : {}) });
     textBlock = null;
     thinkingBlock = null;

@@ -7,7 +7,7 @@ import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
-import { numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { describeNonJson, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -786,10 +786,4 @@ function firstNonSpace(text: string): string {
     if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return text[i] as string;
   }
   return "";
-}
-
-/** What a non-JSON payload most likely is, so the diagnostic says more than "not JSON". */
-function describeNonJson(text: string): string {
-  if (text.startsWith("{") || text.startsWith("[")) return "An event payload looks like JSON but does not parse (malformed or cut off); it was ignored.";
-  return "An event payload is not JSON; it was ignored.";
 }

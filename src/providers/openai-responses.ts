@@ -5,7 +5,7 @@ import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
-import { eventType, numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { describeNonJson, eventType, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -637,10 +637,4 @@ function integerField(object: unknown, key: string): number | null {
 
 function nonEmpty(value: string | null): string | null {
   return value === null || value === "" ? null : value;
-}
-
-/** What a non-JSON payload most likely is, so the diagnostic says more than "not JSON". */
-function describeNonJson(text: string): string {
-  if (text.startsWith("{") || text.startsWith("[")) return "An event payload looks like JSON but does not parse (malformed or cut off); it was ignored.";
-  return "An event payload is not JSON; it was ignored.";
 }

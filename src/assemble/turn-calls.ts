@@ -111,24 +111,13 @@ export class TurnCalls {
     if (call.detached) return;
     // The assembler's own flag, not a map lookup: this runs once per argument delta.
     if (call.finalized) {
-      this.host.diagnostic({
-        code: "delta_after_call_end",
-        severity: "warning",
-        message: `Arguments arrived for call ${call.index} after it was finalized; they were ignored.`,
-        callIndex: call.index,
-        data: { fragment },
-      });
+      this.host.diagnostic({ code: "delta_after_call_end", severity: "warning", message: `Arguments arrived for call ${call.index} after it was finalized; they were ignored.`, callIndex: call.index, data: { fragment } });
       return;
     }
     if (!this.budget.admit(fragment.length)) return;
     const outcome = call.appendDelta(fragment);
     if (outcome === "overflow") {
-      this.host.diagnostic({
-        code: "arguments_too_large",
-        severity: "error",
-        message: `The arguments of call ${call.index} (${call.name}) exceeded ${this.limits.maxArgumentChars} characters; the rest was not kept.`,
-        callIndex: call.index,
-      });
+      this.host.diagnostic({ code: "arguments_too_large", severity: "error", message: `The arguments of call ${call.index} (${call.name}) exceeded ${this.limits.maxArgumentChars} characters; the rest was not kept.`, callIndex: call.index });
     }
     if (outcome !== "appended") return;
     // One literal per case: adding `preview` afterwards would change the object's shape and allocate
@@ -151,12 +140,7 @@ export class TurnCalls {
       // finish() must not throw: a finalize bug costs this call, reported, not the turn.
       const reason = error instanceof Error ? error.message : String(error);
       ended = { call: call.fail(options.complete, reason), diagnostics: [] };
-      this.host.diagnostic({
-        code: "internal_error",
-        severity: "error",
-        message: `toolwire failed while finalizing call ${call.index}: ${reason}. Please report this with the recorded stream.`,
-        callIndex: call.index,
-      });
+      this.host.diagnostic({ code: "internal_error", severity: "error", message: `toolwire failed while finalizing call ${call.index}: ${reason}. Please report this with the recorded stream.`, callIndex: call.index });
     }
     const { call: result, diagnostics } = ended;
     this.host.textCalls?.markOrigin(call, result);
@@ -203,13 +187,7 @@ export class TurnCalls {
       this.host.out.push({ type: "tool_call_start", index: split.index, id: split.id, name: split.name, kind: split.kind });
       const settled = split.settleWith({ arguments: value, rawArguments: raw, source: result.source, complete: true, repairs: ["split_concatenated_calls"], error: null });
       this.ended.set(split, settled);
-      this.host.diagnostic({
-        code: "split_concatenated_calls",
-        severity: "warning",
-        message: `Call ${call.index} (\`${call.name}\`) carried several different complete JSON objects one after another (a server that flattened parallel calls of one tool); the object ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)} became call ${split.index} with the id ${split.id}.`,
-        callIndex: split.index,
-        data: { from: call.index, id: split.id, providerId: sentId ?? null },
-      });
+      this.host.diagnostic({ code: "split_concatenated_calls", severity: "warning", message: `Call ${call.index} (\`${call.name}\`) carried several different complete JSON objects one after another (a server that flattened parallel calls of one tool); the object ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)} became call ${split.index} with the id ${split.id}.`, callIndex: split.index, data: { from: call.index, id: split.id, providerId: sentId ?? null } });
       this.host.out.push({ type: "tool_call_end", call: settled });
     }
   }
@@ -228,13 +206,7 @@ export class TurnCalls {
           result = call.reviseAsTruncated("max_tokens", emptyMeansNoArguments).call;
           this.host.textCalls?.markOrigin(call, result);
           this.ended.set(call, result);
-          this.host.diagnostic({
-            code: "call_truncated_by_stop",
-            severity: "warning",
-            message: `Call ${call.index} (\`${call.name}\`) was closed with arguments that do not parse, and the provider then stopped at its output token limit: it was cut off, and is reported as truncated rather than invalid.`,
-            callIndex: call.index,
-            ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}),
-          });
+          this.host.diagnostic({ code: "call_truncated_by_stop", severity: "warning", message: `Call ${call.index} (\`${call.name}\`) was closed with arguments that do not parse, and the provider then stopped at its output token limit: it was cut off, and is reported as truncated rather than invalid.`, callIndex: call.index, ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}) });
         } catch {
           // Keep the result as first settled: a finalize bug costs the revision, not the turn.
         }

@@ -167,13 +167,7 @@ export class TurnBuilder {
     const endedCleanly = end.status === "incomplete" && end.truncationCause === "stream_ended" && !stoppedForLength;
     for (const call of this.calls.stillOpen()) {
       if (endedCleanly && !call.detached && call.formsClosedObject) {
-        this.diagnostic({
-          code: "call_closed_at_stream_end",
-          severity: "warning",
-          message: `The stream ended without the provider's end marker for call ${call.index} (\`${call.name}\`), but its arguments already form one complete JSON object; they were kept (the turn is incomplete).`,
-          callIndex: call.index,
-          ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}),
-        });
+        this.diagnostic({ code: "call_closed_at_stream_end", severity: "warning", message: `The stream ended without the provider's end marker for call ${call.index} (\`${call.name}\`), but its arguments already form one complete JSON object; they were kept (the turn is incomplete).`, callIndex: call.index, ...(call.providerIndex !== undefined ? { providerIndex: call.providerIndex } : {}) });
         this.calls.end(call, { complete: true, emptyMeansNoArguments });
         continue;
       }
@@ -185,11 +179,7 @@ export class TurnBuilder {
     const runnable = this.textCalls?.runnableCalls(end.status, this.finishReason) ?? 0;
     if (runnable > 0) {
       this.finishReason = "tool_calls";
-      this.diagnostic({
-        code: "finish_reason_text_calls",
-        severity: "info",
-        message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${runnable} runnable tool call(s) were read from the text; the finish reason was taken as tool_calls.`,
-      });
+      this.diagnostic({ code: "finish_reason_text_calls", severity: "info", message: `The provider stopped with '${this.rawFinishReason ?? "stop"}', and ${runnable} runnable tool call(s) were read from the text; the finish reason was taken as tool_calls.` });
     }
     if (this.usage && tooDeepToKeep(this.usage.raw)) this.usage = { ...this.usage, raw: omitted("The usage") };
     if (this.error?.raw !== undefined && tooDeepToKeep(this.error.raw)) this.error = { ...this.error, raw: omitted("The error") };

@@ -25,7 +25,7 @@ export class CallIds {
   /** Next suffix to try when minting from a base id (keeps N duplicates of one id linear). */
   private suffixes = new Map<string, number>();
 
-  constructor(private readonly report: (diagnostic: Diagnostic) => void) {}
+  constructor(private readonly host: { diagnostic(diagnostic: Diagnostic): void }) {}
 
   /** Gives `call` the id it was sent with (`minted`: the id toolwire made up), under the rule. */
   assign(call: ToolCallAssembler, id: string, minted: boolean): void {
@@ -49,7 +49,7 @@ export class CallIds {
       owner.renameId(replacement);
       call.id = id;
       this.owners.set(id, call);
-      this.report({ code: "call_id_reminted", severity: "warning", message: `The provider sent the id ${id} for call ${call.index}, which toolwire had minted for call ${owner.index}; call ${owner.index} now carries ${replacement} (its earlier events showed ${id}).`, callIndex: owner.index, data: { id, minted: replacement, callIndex: call.index } });
+      this.host.diagnostic({ code: "call_id_reminted", severity: "warning", message: `The provider sent the id ${id} for call ${call.index}, which toolwire had minted for call ${owner.index}; call ${owner.index} now carries ${replacement} (its earlier events showed ${id}).`, callIndex: owner.index, data: { id, minted: replacement, callIndex: call.index } });
       return;
     }
     const replacement = this.mintFrom(id);
@@ -57,7 +57,7 @@ export class CallIds {
     call.providerId = id;
     call.idMinted = true;
     this.owners.set(replacement, call);
-    this.report({ code: "call_id_duplicate", severity: "warning", message: `Call ${call.index} arrived with the id ${id}, which call ${owner.index} already has; it was given the id ${replacement} (providerId keeps ${id}), so that each result pairs with its own call.`, callIndex: call.index, data: { id, minted: replacement, firstCallIndex: owner.index } });
+    this.host.diagnostic({ code: "call_id_duplicate", severity: "warning", message: `Call ${call.index} arrived with the id ${id}, which call ${owner.index} already has; it was given the id ${replacement} (providerId keeps ${id}), so that each result pairs with its own call.`, callIndex: call.index, data: { id, minted: replacement, firstCallIndex: owner.index } });
   }
 
   /**

@@ -8,7 +8,7 @@ export class TurnBudget {
 
   constructor(
     private readonly maxTurnChars: number,
-    private readonly report: (diagnostic: Diagnostic) => void,
+    private readonly host: { diagnostic(diagnostic: Diagnostic): void },
   ) {}
 
   /** Counts `chars` held; false (and nothing counted) once the turn is over the limit. */
@@ -16,7 +16,7 @@ export class TurnBudget {
     if (this.exceeded) return false;
     if (this.held + chars > this.maxTurnChars) {
       this.exceeded = true;
-      this.report({
+      this.host.diagnostic({
         code: "turn_too_large",
         severity: "error",
         message: `The turn exceeded ${this.maxTurnChars} characters of text and arguments; the rest of the stream was not kept and the turn is incomplete.`,

@@ -46,7 +46,7 @@ export class TurnBuilder {
     private readonly options: DecoderOptions = {},
   ) {
     const limits = resolveLimits(options.limits);
-    this.budget = new TurnBudget(limits.maxTurnChars, (diagnostic) => this.diagnostic(diagnostic));
+    this.budget = new TurnBudget(limits.maxTurnChars, this);
     this.blocks = new TurnBlocks(options.retainText !== false, this.budget);
     this.calls = new TurnCalls(this, this.blocks, this.budget, limits, options.previews === true, options.maxPreviewDepth ?? limits.maxDepth);
     const textCalls = resolveTextCallOptions(options.textCalls);

@@ -17,7 +17,11 @@ export function numberField(object: unknown, key: string): number | null {
 /** The object's fields but `keys`, as plain data (a `"__proto__"` key from the wire stays a key). */
 export function fieldsExcept(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(object)) if (!keys.includes(key)) Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of Object.entries(object)) {
+    if (keys.includes(key)) continue;
+    if (key === "__proto__") Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
+    else fields[key] = value;
+  }
   return fields;
 }
 

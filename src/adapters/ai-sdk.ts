@@ -242,7 +242,7 @@ export function toolwireMiddleware<V extends "v3" | "v4" = "v3">(options: Toolwi
           return;
         }
         release(controller);
-        const turn = take(decoder.end());
+        const turn = take(decoder.flush());
         release(controller);
         if (turn) options.onTurn?.(turn, { provider });
       };

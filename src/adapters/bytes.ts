@@ -12,7 +12,9 @@ export interface ByteDecoderOptions extends DecoderOptions {
 /** Framing plus decoding as one synchronous push core over raw response bytes. */
 export interface ByteDecoder {
   push(chunk: Uint8Array | string): CodecEvent[];
-  /** Ends the stream and returns the trailing events, the last being `finish`. */
+  /** Ends the input and returns the trailing events, the last being `finish`. Idempotent. */
+  flush(): CodecEvent[];
+  /** @deprecated The former name of `flush`. */
   end(): CodecEvent[];
   finish(): DecodedTurn;
 }
@@ -41,12 +43,12 @@ export function createByteDecoder(provider: ProviderName, options: ByteDecoderOp
   };
 
   let ended = false;
-  const end = (): CodecEvent[] => {
+  const flush = (): CodecEvent[] => {
     if (ended) return [];
     ended = true;
     const out = feed(framer.flush());
     for (const event of framingDiagnostics()) out.push(event);
-    const trailing = decoder.end();
+    const trailing = decoder.flush();
     const finishEvent = trailing.find((event) => event.type === "finish");
     if (finishEvent && finishEvent.type === "finish") {
       // Framing findings belong on the turn too, so a stored turn explains itself.
@@ -63,9 +65,10 @@ export function createByteDecoder(provider: ProviderName, options: ByteDecoderOp
       if (framer.diagnostics && framer.diagnostics.length > reportedFramer) for (const event of framingDiagnostics()) out.push(event);
       return out;
     },
-    end,
+    flush,
+    end: flush,
     finish() {
-      end();
+      flush();
       return decoder.finish();
     },
   };

@@ -194,7 +194,7 @@ class Pipeline {
     this.reportFraming(out);
     const recordProblem = this.recorder ? await this.recorder.close() : null;
     if (recordProblem) out.push({ type: "diagnostic", diagnostic: recordProblem });
-    const trailing = abort ? this.decoder.abort(abort.diagnostic, abort.cause) : this.decoder.end();
+    const trailing = abort ? this.decoder.abort(abort.diagnostic, abort.cause) : this.decoder.flush();
     const finish = trailing.find((event) => event.type === "finish");
     if (finish && finish.type === "finish") {
       // Findings outside the decoder belong on the turn too, so a stored turn explains itself.

@@ -319,24 +319,8 @@ export class ToolCallAssembler {
    */
   fail(complete: boolean, reason: string): ToolCall {
     if (this.result) return this.result;
-    return this.settle(
-      {
-        index: this.index,
-        id: this.id,
-        name: this.name,
-        arguments: null,
-        rawArguments: this.deltaText,
-        source: null,
-        complete,
-        repairs: [],
-        error: {
-          code: "invalid_json",
-          message: `toolwire could not finalize the arguments for \`${this.name}\` (${reason}); the call was not executed. Send the call again.`,
-        },
-        kind: this.kind,
-      },
-      [],
-    ).call;
+    const message = `toolwire could not finalize the arguments for \`${this.name}\` (${reason}); the call was not executed. Send the call again.`;
+    return this.settle(this.refused(complete, { code: "invalid_json", message }), []).call;
   }
 
   /** The objects after the first of a glued `{…}{…}` text, once finalized; taken once. */

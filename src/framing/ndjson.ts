@@ -1,6 +1,6 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
-import { EventJsonReader } from "../json/event-template.js";
+import { EventJsonReader } from "./event-template.js";
 import type { Framer } from "./framer.js";
 
 export interface NdjsonFramerOptions {

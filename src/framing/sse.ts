@@ -3,7 +3,7 @@ import type { Diagnostic, ProviderEvent } from "../types.js";
 import { framedEvent } from "./framed-event.js";
 import { LineEndNormalizer } from "./line-ends.js";
 import { SseSizeMeter } from "./sse-meter.js";
-import { EventJsonReader } from "../json/event-template.js";
+import { EventJsonReader } from "./event-template.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 import type { Framer } from "./framer.js";
 

@@ -664,7 +664,7 @@ export class IncrementalJsonParser {
    * Signal end of input: a top-level number pending at the end is completed (e.g. text "12").
    * Nothing else is invented: an unclosed container or string leaves the state "partial".
    */
-  end(): void {
+  flush(): void {
     if (this.ended) return;
     this.ended = true;
     if (this.st === ST_NUMBER && this.open === 0 && isTerminalNumber(this.numSub)) {
@@ -796,6 +796,6 @@ export class IncrementalJsonParser {
 export function scanJson(text: string, options?: IncrementalJsonOptions): IncrementalJsonParser {
   const parser = new IncrementalJsonParser(options);
   parser.push(text);
-  parser.end();
+  parser.flush();
   return parser;
 }

@@ -1,11 +1,11 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -111,7 +111,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     const existing = blocks.get(index);
     if (existing && !existing.stopped) {
       warn("block_restarted", `content_block_start for index ${index} arrived while that block was still open; the open block was closed as truncated.`, undefined, index);
-      if (existing.kind === "call") turn.endCall(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
+      if (existing.kind === "call") turn.calls.end(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
     }
     const type = typeof contentBlock.type === "string" ? contentBlock.type : "unknown";
     if (type === "text") {
@@ -140,13 +140,9 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
         warn("call_id_minted", `The ${type} block at index ${index} has no id; a deterministic id ${id} was minted.`, undefined, index);
       }
       if (!name) warn("call_name_missing", `The ${type} block at index ${index} has no name.`, undefined, index);
-      const providerFields: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(contentBlock)) {
-        // defineProperty: a "__proto__" key from the wire must stay plain data.
-        if (!["type", "id", "name", "input"].includes(key)) Object.defineProperty(providerFields, key, { value, enumerable: true, writable: true, configurable: true });
-      }
+      const providerFields = fieldsExcept(contentBlock, ["type", "id", "name", "input"]);
       if (type !== "tool_use") providerFields.blockType = type;
-      const call = turn.openCall({
+      const call = turn.calls.open({
         id,
         idMinted: minted,
         name,
@@ -196,7 +192,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
         else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "input_json_delta":
-        if (state.kind === "call") turn.appendArguments(state.call, typeof delta.partial_json === "string" ? delta.partial_json : "");
+        if (state.kind === "call") turn.calls.appendArguments(state.call, typeof delta.partial_json === "string" ? delta.partial_json : "");
         else deltaTypeMismatch(deltaType, state.kind, index, data);
         return;
       case "thinking_delta":
@@ -237,7 +233,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
   const closeBlock = (state: BlockState): void => {
     if (state.stopped) return;
     state.stopped = true;
-    if (state.kind === "call") turn.endCall(state.call, { complete: true, emptyMeansNoArguments: true });
+    if (state.kind === "call") turn.calls.end(state.call, { complete: true, emptyMeansNoArguments: true });
   };
 
   const onMessageDelta = (data: Record<string, unknown>): void => {
@@ -312,32 +308,15 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
-  const end = (): TurnEnd => {
-    const status: TurnStatus = turn.hasError ? "error" : stopped ? "complete" : "incomplete";
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_message_stop" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended without message_stop; the turn is incomplete." : "The stream ended before any message event.",
-      });
-    }
-    const truncationCause = turn.openCallTruncationCause(stopReason === "max_tokens");
-    return { status, truncationCause };
+  const flush = (): TurnEnd => {
+    const status = endStatus(turn, stopped, started, { code: "stream_ended_without_message_stop", message: "The stream ended without message_stop; the turn is incomplete.", empty: "The stream ended before any message event." });
+    return { status, truncationCause: turn.openCallTruncationCause(stopReason === "max_tokens") };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw: { ...raw } };
-  const input = numberField(raw, "input_tokens");
-  const output = numberField(raw, "output_tokens");
-  const cacheRead = numberField(raw, "cache_read_input_tokens");
-  const cacheCreation = numberField(raw, "cache_creation_input_tokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (cacheRead !== null) usage.cacheReadInputTokens = cacheRead;
-  if (cacheCreation !== null) usage.cacheCreationInputTokens = cacheCreation;
-  if (input !== null && output !== null) usage.totalTokens = input + output;
-  return usage;
+  const [input, output] = [numberField(raw, "input_tokens"), numberField(raw, "output_tokens")];
+  return usageOf({ ...raw }, { inputTokens: input, outputTokens: output, totalTokens: sumOf(input, output), cacheReadInputTokens: numberField(raw, "cache_read_input_tokens"), cacheCreationInputTokens: numberField(raw, "cache_creation_input_tokens") });
 }

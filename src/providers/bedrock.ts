@@ -1,11 +1,11 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -98,7 +98,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     if (existing && !existing.stopped) {
       warn("block_restarted", `contentBlockStart for index ${index} arrived while that block was still open; the open block was closed${existing.kind === "call" ? " and its call truncated" : ""}.`, undefined, index);
       existing.stopped = true;
-      if (existing.kind === "call") turn.endCall(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
+      if (existing.kind === "call") turn.calls.end(existing.call, { complete: false, truncationCause: "stream_ended", emptyMeansNoArguments: true });
     }
     const start = isPlainObject(body.start) ? body.start : {};
     if (isPlainObject(start.toolUse)) {
@@ -112,11 +112,8 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
         warn("call_id_minted", `The toolUse block at index ${index} has no toolUseId; a deterministic id ${id} was minted.`, undefined, index);
       }
       if (!name) warn("call_name_missing", `The toolUse block at index ${index} has no name.`, undefined, index);
-      const providerFields: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(toolUse)) {
-        if (!["toolUseId", "name", "input"].includes(key)) providerFields[key] = value;
-      }
-      const call = turn.openCall({
+      const providerFields = fieldsExcept(toolUse, ["toolUseId", "name", "input"]);
+      const call = turn.calls.open({
         id,
         idMinted: minted,
         name,
@@ -178,7 +175,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       }
       if (state.kind !== "call") return mismatch("toolUse");
       const input = delta.toolUse.input;
-      if (typeof input === "string") turn.appendArguments(state.call, input);
+      if (typeof input === "string") turn.calls.appendArguments(state.call, input);
       else if (input !== undefined) warn("tool_input_not_string", `A toolUse delta for index ${index} carries input that is not a string fragment; it was ignored.`, body, index);
       return;
     }
@@ -220,7 +217,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     }
     if (state.stopped) return;
     state.stopped = true;
-    if (state.kind === "call") turn.endCall(state.call, { complete: true, emptyMeansNoArguments: true });
+    if (state.kind === "call") turn.calls.end(state.call, { complete: true, emptyMeansNoArguments: true });
   };
 
   const onMessageStop = (body: Record<string, unknown>): void => {
@@ -322,36 +319,17 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
-  const end = (): TurnEnd => {
-    const status: TurnStatus = turn.hasError ? "error" : stopped ? "complete" : "incomplete";
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_message_stop" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended without messageStop; the turn is incomplete." : "The stream ended before any ConverseStream event.",
-      });
-    } else if (status === "complete" && !sawMetadata) {
-      turn.diagnostic({ code: "metadata_missing", severity: "info", message: "The stream ended without a metadata event; no usage is known." });
-    }
-    const truncationCause = turn.openCallTruncationCause(stopReason === "max_tokens");
-    return { status, truncationCause };
+  const flush = (): TurnEnd => {
+    const status = endStatus(turn, stopped, started, { code: "stream_ended_without_message_stop", message: "The stream ended without messageStop; the turn is incomplete.", empty: "The stream ended before any ConverseStream event." });
+    if (status === "complete" && !sawMetadata) turn.diagnostic({ code: "metadata_missing", severity: "info", message: "The stream ended without a metadata event; no usage is known." });
+    return { status, truncationCause: turn.openCallTruncationCause(stopReason === "max_tokens") };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeBedrockUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw: { ...raw } };
-  const input = numberField(raw, "inputTokens");
-  const output = numberField(raw, "outputTokens");
-  const total = numberField(raw, "totalTokens");
-  const cacheRead = numberField(raw, "cacheReadInputTokens");
-  const cacheWrite = numberField(raw, "cacheWriteInputTokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  else if (input !== null && output !== null) usage.totalTokens = input + output;
-  if (cacheRead !== null) usage.cacheReadInputTokens = cacheRead;
-  if (cacheWrite !== null) usage.cacheCreationInputTokens = cacheWrite;
-  return usage;
+  const [input, output] = [numberField(raw, "inputTokens"), numberField(raw, "outputTokens")];
+  const counts = { inputTokens: input, outputTokens: output, totalTokens: numberField(raw, "totalTokens") ?? sumOf(input, output) };
+  return usageOf({ ...raw }, { ...counts, cacheReadInputTokens: numberField(raw, "cacheReadInputTokens"), cacheCreationInputTokens: numberField(raw, "cacheWriteInputTokens") });
 }

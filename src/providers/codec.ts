@@ -1,7 +1,8 @@
 import { TurnBuilder, type TurnEnd } from "../assemble/turn.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
 import { provablyShallow, SHALLOW_DEPTH } from "../framing/framed-event.js";
 import { resolveLimits } from "../limits.js";
-import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, ProviderEvent, ProviderName, TruncationCause } from "../types.js";
+import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, ProviderEvent, ProviderName, TruncationCause, TurnStatus } from "../types.js";
 
 /**
  * What a provider contributes: how to read one wire event into the turn builder, and what the end
@@ -10,10 +11,20 @@ import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, Prov
  */
 export interface ProviderCodec {
   push(event: ProviderEvent): void;
-  /** The stream is over: the turn's status and why calls still open are truncated. */
-  end(): TurnEnd;
+  /** The stream is over: what the codec still holds goes to the turn; returns the turn's status and why calls still open are truncated. */
+  flush(): TurnEnd;
   /** Whether a call that received no argument text at all means "no arguments" in this protocol. */
   readonly emptyMeansNoArguments: boolean;
+}
+
+/**
+ * The turn's status at the end of the stream: complete when the provider sent its end signal
+ * (`ended`); else incomplete, reported as ended before that signal (`missing`) or before any event.
+ */
+export function endStatus(turn: TurnBuilder, ended: boolean, started: boolean, missing: { code: DiagnosticCode; message: string; empty: string }): TurnStatus {
+  const status: TurnStatus = turn.hasError ? "error" : ended ? "complete" : "incomplete";
+  if (status === "incomplete") turn.diagnostic({ code: started ? missing.code : "empty_stream", severity: "warning", message: started ? missing.message : missing.empty });
+  return status;
 }
 
 export type CodecFactory = (turn: TurnBuilder, options: DecoderOptions) => ProviderCodec;
@@ -22,11 +33,13 @@ export type CodecFactory = (turn: TurnBuilder, options: DecoderOptions) => Provi
 export interface StreamingDecoder extends Decoder {
   /** Like `push`, appending the events to `sink` instead of returning a new array. */
   pushInto(event: ProviderEvent, sink: CodecEvent[]): void;
-  /** Finishes the stream and returns the trailing events (truncated calls, diagnostics, `finish`). */
+  /** Ends the input and returns the trailing events (truncated calls, diagnostics, `finish`). Idempotent. */
+  flush(): CodecEvent[];
+  /** @deprecated The former name of `flush`. */
   end(): CodecEvent[];
   /**
    * Ends the stream on the consumer's side (a timeout, an AbortSignal, a source that failed): like
-   * `end`, with `diagnostic` recorded first, and, unless the provider had already ended the turn
+   * `flush`, with `diagnostic` recorded first, and, unless the provider had already ended the turn
    * (complete or error), the turn is `incomplete` and open calls are truncated with `cause`.
    * A no-op after the decoder finished.
    */
@@ -43,12 +56,12 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
   const codec = factory(turn, options);
   let result: DecodedTurn | null = null;
 
-  const end = (abortedBy?: { diagnostic: Diagnostic; cause: TruncationCause }): CodecEvent[] => {
+  const flush = (abortedBy?: { diagnostic: Diagnostic; cause: TruncationCause }): CodecEvent[] => {
     if (result) return [];
     if (abortedBy) turn.diagnostic(abortedBy.diagnostic);
     let outcome: TurnEnd;
     try {
-      outcome = codec.end();
+      outcome = codec.flush();
     } catch (error) {
       turn.diagnostic(internalError(error, "end"));
       outcome = { status: "incomplete", truncationCause: "stream_ended" };
@@ -73,20 +86,13 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
     }
     // No tool call can nest this deep and be accepted (limits.maxDepth), and every decoder would
     // otherwise have to guard each JSON.stringify of a whole object against a stack overflow.
-    if (!provablyShallow(event) && nestsDeeperThan(event.data, maxEventDepth)) {
-      turn.emitInto(sink, () =>
-        turn.diagnostic({
-          code: "event_too_deep",
-          severity: "error",
-          message: `An event nests deeper than ${maxEventDepth} levels, far past what any call may hold (limits.maxDepth); it was ignored.`,
-          data: { event: event.event ?? null },
-        }),
-      );
-      return;
-    }
+    const tooDeep = !provablyShallow(event) && nestsDeeperThan(event.data, maxEventDepth);
     const own = turn.redirectTo(sink);
     try {
-      codec.push(event);
+      if (tooDeep) {
+        const message = `An event nests deeper than ${maxEventDepth} levels, far past what any call may hold (limits.maxDepth); it was ignored.`;
+        turn.diagnostic({ code: "event_too_deep", severity: "error", message, data: { event: event.event ?? null } });
+      } else codec.push(event);
     } catch (error) {
       // A decoder bug must not take the stream down: report it and keep going.
       turn.diagnostic(internalError(error, "push", event));
@@ -103,10 +109,11 @@ export function wrapCodec(provider: ProviderName, factory: CodecFactory, options
       pushInto(event, sink);
       return sink;
     },
-    end: () => end(),
-    abort: (diagnostic, cause = "aborted") => end({ diagnostic, cause }),
+    flush: () => flush(),
+    end: () => flush(),
+    abort: (diagnostic, cause = "aborted") => flush({ diagnostic, cause }),
     finish() {
-      end();
+      flush();
       return result as DecodedTurn;
     },
   };

@@ -1,10 +1,10 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
-import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { isPlainObject } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { numberField, stringField, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -78,12 +78,12 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
   const mintId = (name: string, argumentsText: string): string => {
     // The response id joins the hash so that a later turn repeating the same call at the same
     // position gets a different id: a history keyed by id must not pair one result with both.
-    const id = mintCallId("gemini_tw_", name, `${responseId ?? ""}\u0000${argumentsText}`, turn.callCount);
+    const id = mintCallId("gemini_tw_", name, `${responseId ?? ""}\u0000${argumentsText}`, turn.calls.count);
     turn.diagnostic({
       code: "call_id_minted",
       severity: "info",
       message: `The functionCall for '${name}' has no id (Gemini often sends none); the deterministic id ${id} was minted by toolwire.`,
-      callIndex: turn.callCount,
+      callIndex: turn.calls.count,
       data: { id },
     });
     return id;
@@ -91,13 +91,13 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
 
   const openCall = (fc: Record<string, unknown>, signature: string | null, argumentsText: string, startInput?: unknown): ToolCallAssembler => {
     const name = stringField(fc, "name") ?? "";
-    if (!name) warn("call_name_missing", "A functionCall carries arguments but no name (and no call was open to continue); it was kept as a call without a name, which cannot be executed by name.", fc, turn.callCount);
+    if (!name) warn("call_name_missing", "A functionCall carries arguments but no name (and no call was open to continue); it was kept as a call without a name, which cannot be executed by name.", fc, turn.calls.count);
     const sent = stringField(fc, "id");
     const minted = !sent || isPlaceholderId(sent);
     const id = minted ? mintId(name, argumentsText) : sent;
     const providerFields: Record<string, unknown> = {};
     if (signature !== null) providerFields.thoughtSignature = signature;
-    return turn.openCall({ id, idMinted: minted, name, kind: "client", providerFields, ...(startInput !== undefined ? { start: startInput } : {}) });
+    return turn.calls.open({ id, idMinted: minted, name, kind: "client", providerFields, ...(startInput !== undefined ? { start: startInput } : {}) });
   };
 
   const closeStreaming = (complete: boolean, truncationCause?: TruncationCause): void => {
@@ -105,10 +105,10 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
     if (!open) return;
     streaming = null;
     // A truncated call keeps its text as far as it got: closing it would fake an end.
-    if (complete) turn.appendArguments(open.call, open.writer.finish());
+    if (complete) turn.calls.appendArguments(open.call, open.writer.flush());
     reportWriter(open);
     if (open.writer.broken) open.call.markBroken();
-    turn.endCall(open.call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
+    turn.calls.end(open.call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
   };
 
   const reportWriter = (open: StreamingCall): void => {
@@ -117,8 +117,8 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
 
   const applyLeaves = (open: StreamingCall, partialArgs: unknown): void => {
     if (partialArgs === undefined) return;
-    if (!Array.isArray(partialArgs)) turn.appendArguments(open.call, open.writer.breakOff("partialArgs is not an array", partialArgs));
-    else for (const leaf of partialArgs) turn.appendArguments(open.call, open.writer.leaf(leaf));
+    if (!Array.isArray(partialArgs)) turn.calls.appendArguments(open.call, open.writer.breakOff("partialArgs is not an array", partialArgs));
+    else for (const leaf of partialArgs) turn.calls.appendArguments(open.call, open.writer.leaf(leaf));
     reportWriter(open);
   };
 
@@ -144,7 +144,7 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
         // Classic whole call: its args object is a complete snapshot.
         const call = openCall(fc, signature, args === undefined ? "" : JSON.stringify(args));
         if (args !== undefined) call.setFinal(args);
-        turn.endCall(call, { complete: true, emptyMeansNoArguments: true });
+        turn.calls.end(call, { complete: true, emptyMeansNoArguments: true });
         return;
       }
       // Arguments present when a streamed call opens are its start input; leaves then win.
@@ -315,46 +315,33 @@ export function geminiCodec(turn: TurnBuilder): ProviderCodec {
     });
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     if (finishRaw !== null) {
       // A blocked prompt has no candidate: its blockReason stands in for the finish reason.
-      let mapped: FinishReason = promptBlocked && turn.callCount === 0 && !turn.hasError ? "content_filter" : (FINISH_REASONS[finishRaw] ?? "other");
+      let mapped: FinishReason = promptBlocked && turn.calls.count === 0 && !turn.hasError ? "content_filter" : (FINISH_REASONS[finishRaw] ?? "other");
       // STOP is Gemini's reason for a turn that called tools too (there is no tool reason).
-      if (mapped === "stop" && turn.callCount > 0) mapped = "tool_calls";
+      if (mapped === "stop" && turn.calls.count > 0) mapped = "tool_calls";
       turn.setFinish(finishRaw, mapped);
     }
-    const finished = finishRaw !== null;
-    const status: TurnStatus = turn.hasError ? "error" : finished ? "complete" : "incomplete";
     const truncationCause = turn.openCallTruncationCause(finishRaw === "MAX_TOKENS");
     if (streaming) closeStreaming(false, truncationCause);
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_finish_reason" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended without a finishReason; the turn is incomplete." : "The stream ended before any response chunk.",
-      });
-    }
+    const status = endStatus(turn, finishRaw !== null, started, { code: "stream_ended_without_finish_reason", message: "The stream ended without a finishReason; the turn is incomplete.", empty: "The stream ended before any response chunk." });
     return { status, truncationCause };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeGeminiUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw: { ...raw } };
-  const input = numberField(raw, "promptTokenCount");
-  const output = numberField(raw, "candidatesTokenCount");
-  const total = numberField(raw, "totalTokenCount");
-  const cached = numberField(raw, "cachedContentTokenCount");
-  const thoughts = numberField(raw, "thoughtsTokenCount");
-  if (input !== null) usage.inputTokens = input;
   // candidatesTokenCount excludes thinking; thoughtsTokenCount is reported apart (and is part
   // of totalTokenCount, which is taken as the provider states it).
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  if (cached !== null) usage.cacheReadInputTokens = cached;
-  if (thoughts !== null) usage.reasoningTokens = thoughts;
-  return usage;
+  return usageOf({ ...raw }, {
+    inputTokens: numberField(raw, "promptTokenCount"),
+    outputTokens: numberField(raw, "candidatesTokenCount"),
+    totalTokens: numberField(raw, "totalTokenCount"),
+    cacheReadInputTokens: numberField(raw, "cachedContentTokenCount"),
+    reasoningTokens: numberField(raw, "thoughtsTokenCount"),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -562,7 +549,7 @@ export class PartialArgsWriter {
   }
 
   /** Text that ends the arguments object (the call's last part arrived). */
-  finish(): string {
+  flush(): string {
     if (this.brokenReason !== null) return "";
     let out = "";
     if (this.openString) {

@@ -1,10 +1,10 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
-import type { ContentBlock, FinishReason, ProviderEvent, TurnStatus, Usage } from "../types.js";
-import type { ProviderCodec } from "./codec.js";
+import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
+import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject, jsonEqual } from "../json/equal.js";
 import { mintCallId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -60,26 +60,25 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
     const minted = !id;
     if (!id) {
       // created_at differs per response, so the same call repeated in a later turn gets another id.
-      id = mintCallId("ollama_tw_", name, `${createdAt ?? ""}\u0000${args === undefined ? "" : JSON.stringify(args)}`, turn.callCount);
+      id = mintCallId("ollama_tw_", name, `${createdAt ?? ""}\u0000${args === undefined ? "" : JSON.stringify(args)}`, turn.calls.count);
       turn.diagnostic({
         code: "call_id_minted",
         severity: "info",
         message: `The tool call '${name}' has no id (Ollama before ids were added sends none); the deterministic id ${id} was minted.`,
-        callIndex: turn.callCount,
+        callIndex: turn.calls.count,
         data: { id },
       });
     }
     if (!minted) seenIds.set(id, [...(seen ?? []), { name, args, chunk }]);
-    if (!name) warn("call_name_missing", `The tool call ${id} has no function name.`, raw, turn.callCount);
+    if (!name) warn("call_name_missing", `The tool call ${id} has no function name.`, raw, turn.calls.count);
     const position = numberField(fn, "index");
-    const providerFields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(raw)) if (key !== "id" && key !== "function") providerFields[key] = value;
-    const call = turn.openCall({ id, idMinted: minted, name, kind: "client", providerFields, ...(position !== null ? { providerIndex: position } : {}) });
+    const providerFields = fieldsExcept(raw, ["id", "function"]);
+    const call = turn.calls.open({ id, idMinted: minted, name, kind: "client", providerFields, ...(position !== null ? { providerIndex: position } : {}) });
     textBlock = null;
     thinkingBlock = null;
     // Some servers and relays send the arguments as a JSON string: finalize parses (or rejects) it as the final text.
     if (args !== undefined && args !== null) call.setFinal(args);
-    turn.endCall(call, { complete: true, emptyMeansNoArguments: true });
+    turn.calls.end(call, { complete: true, emptyMeansNoArguments: true });
   };
 
   const onMessage = (message: Record<string, unknown>): void => {
@@ -138,32 +137,25 @@ export function ollamaCodec(turn: TurnBuilder): ProviderCodec {
     }
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     if (doneReason !== null) {
       let mapped: FinishReason = DONE_REASONS[doneReason] ?? "other";
       // Ollama says "stop" when the model called tools too.
-      if (mapped === "stop" && turn.callCount > 0) mapped = "tool_calls";
+      if (mapped === "stop" && turn.calls.count > 0) mapped = "tool_calls";
       turn.setFinish(doneReason, mapped);
       if (!(doneReason in DONE_REASONS)) {
         turn.diagnostic({ code: "unknown_done_reason", severity: "info", message: `done_reason '${doneReason}' is not known; it was mapped to 'other'.` });
       }
     } else if (done) {
-      turn.setFinish(null, turn.callCount > 0 ? "tool_calls" : "stop");
+      turn.setFinish(null, turn.calls.count > 0 ? "tool_calls" : "stop");
       turn.diagnostic({ code: "done_reason_missing", severity: "info", message: "The last line has done: true but no done_reason (older Ollama); the finish reason was taken as a normal stop." });
     }
-    const status: TurnStatus = turn.hasError ? "error" : done ? "complete" : "incomplete";
-    if (status === "incomplete") {
-      turn.diagnostic({
-        code: started ? "stream_ended_without_done" : "empty_stream",
-        severity: "warning",
-        message: started ? "The stream ended before a line with done: true; the turn is incomplete." : "The stream ended before any line.",
-      });
-    }
+    const status = endStatus(turn, done, started, { code: "stream_ended_without_done", message: "The stream ended before a line with done: true; the turn is incomplete.", empty: "The stream ended before any line." });
     // Calls are whole on arrival, so none is ever left open to truncate.
     return { status, truncationCause: turn.hasError ? "stream_error" : "stream_ended" };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeOllamaUsage(data: Record<string, unknown>): Usage {
@@ -171,11 +163,6 @@ export function normalizeOllamaUsage(data: Record<string, unknown>): Usage {
   for (const key of ["prompt_eval_count", "eval_count", "total_duration", "load_duration", "prompt_eval_duration", "eval_duration"]) {
     if (data[key] !== undefined) raw[key] = data[key];
   }
-  const usage: Usage = { raw };
-  const input = numberField(data, "prompt_eval_count");
-  const output = numberField(data, "eval_count");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (input !== null && output !== null) usage.totalTokens = input + output;
-  return usage;
+  const [input, output] = [numberField(data, "prompt_eval_count"), numberField(data, "eval_count")];
+  return usageOf(raw, { inputTokens: input, outputTokens: output, totalTokens: sumOf(input, output) });
 }

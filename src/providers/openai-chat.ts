@@ -7,7 +7,7 @@ import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
-import { numberField, stringField } from "./fields.js";
+import { describeNonJson, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -284,7 +284,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (id === null) {
       id = `call_tw_${hashId([responseId ?? "", state.name, argumentsAtOpen, String(state.position)].join("\u0000"))}`;
     }
-    const call = turn.openCall({
+    const call = turn.calls.open({
       id,
       idMinted: state.providerId === null,
       name: state.name,
@@ -298,7 +298,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (state.providerId === null) {
       callDiag(state, "call_id_minted", "info", `The call to \`${state.name || "(unnamed)"}\` has no id; the deterministic id ${id} was minted (hash of response id, name, arguments at open, position).`);
     }
-    if (state.custom) turn.appendArguments(call, '{"input":"');
+    if (state.custom) turn.calls.appendArguments(call, '{"input":"');
     return call;
   };
 
@@ -307,10 +307,10 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     if (state.ended) return;
     const call = openCall(state, "");
     state.ended = true;
-    if (complete && state.custom) turn.appendArguments(call, '"}');
+    if (complete && state.custom) turn.calls.appendArguments(call, '"}');
     if (complete && state.literal) revertToLiteral(state, call, state.literal);
     if (!state.name) callDiag(state, "call_name_missing", "warning", `Call ${call.index} never received a function name.`);
-    turn.endCall(call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
+    turn.calls.end(call, { complete, emptyMeansNoArguments: true, ...(truncationCause ? { truncationCause } : {}) });
   };
 
   const feedArguments = (state: CallState, text: string): void => {
@@ -319,7 +319,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     lastActivityAt = seq;
     if (state.custom) {
       // Free text becomes the content of a JSON string: escaping is per character, so it can be done per fragment.
-      turn.appendArguments(call, JSON.stringify(text).slice(1, -1));
+      turn.calls.appendArguments(call, JSON.stringify(text).slice(1, -1));
       return;
     }
     // A fragment that starts with everything received so far is a resend (cumulative streams, vLLM's
@@ -328,7 +328,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     // preview stay those of an ordinary stream. The buffer is only read when the fragment is at
     // least as long, so the check costs time proportional to the fragment.
     if (state.literal) followLiteral(state, text);
-    if (state.argumentChars > 0 && text.length >= state.argumentChars && !turn.isEnded(call)) {
+    if (state.argumentChars > 0 && text.length >= state.argumentChars && !turn.calls.isEnded(call)) {
       const buffer = call.argumentText;
       if (firstNonSpace(buffer) === "{" && text.startsWith(buffer)) {
         if (!state.literal) startLiteral(state, buffer, text);
@@ -348,7 +348,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       }
     }
     state.argumentChars += text.length;
-    turn.appendArguments(call, text);
+    turn.calls.appendArguments(call, text);
   };
 
   // The literal reading costs a parse of each fragment while it lives; for a real resend it dies
@@ -372,7 +372,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
   /** Rule 2 of docs/design.md: the fragments as sent, when they form one object, win over a resend reading. */
   const revertToLiteral = (state: CallState, call: ToolCallAssembler, literal: LiteralReading): void => {
     state.literal = null;
-    literal.parser.end();
+    literal.parser.flush();
     if (literal.parser.state !== "complete" || !isPlainObject(literal.parser.value)) return;
     call.revertResend(literal.parts.join(""));
     diag({
@@ -518,7 +518,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
       choice.byId.set(id, state);
       if (state.call && !state.ended) {
         callDiag(state, "call_id_late", "warning", `The id ${id} arrived after call ${state.call.index} had started with the minted id ${state.call.id}; the provider's id was adopted.`);
-        turn.adoptProviderId(state.call, id);
+        turn.calls.adoptProviderId(state.call, id);
       }
     }
     // for…in rather than Object.keys: no array per fragment on the hot path (JSON objects have no inherited keys).
@@ -728,7 +728,7 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     onChunk(data, event);
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     if (errored) {
       for (const state of calls) if (!state.call) openCall(state, "");
       return { status: "error", truncationCause: "stream_error" };
@@ -759,26 +759,20 @@ export function openaiChatCodec(turn: TurnBuilder, options: DecoderOptions = {})
     return { status: "incomplete", truncationCause: "stream_ended" };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 export function normalizeChatUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw };
-  const input = numberField(raw, "prompt_tokens");
-  const output = numberField(raw, "completion_tokens");
-  const total = numberField(raw, "total_tokens");
-  // OpenAI nests cached tokens; DeepSeek says prompt_cache_hit_tokens; Moonshot puts cached_tokens at the top.
-  const cached = numberField(raw.prompt_tokens_details, "cached_tokens") ?? numberField(raw, "prompt_cache_hit_tokens") ?? numberField(raw, "cached_tokens");
-  const cacheWrite = numberField(raw.prompt_tokens_details, "cache_write_tokens");
-  const reasoning = numberField(raw.completion_tokens_details, "reasoning_tokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  else if (input !== null && output !== null) usage.totalTokens = input + output;
-  if (cached !== null) usage.cacheReadInputTokens = cached;
-  if (cacheWrite !== null) usage.cacheCreationInputTokens = cacheWrite;
-  if (reasoning !== null) usage.reasoningTokens = reasoning;
-  return usage;
+  const [input, output] = [numberField(raw, "prompt_tokens"), numberField(raw, "completion_tokens")];
+  return usageOf(raw, {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: numberField(raw, "total_tokens") ?? sumOf(input, output),
+    // OpenAI nests cached tokens; DeepSeek says prompt_cache_hit_tokens; Moonshot puts cached_tokens at the top.
+    cacheReadInputTokens: numberField(raw.prompt_tokens_details, "cached_tokens") ?? numberField(raw, "prompt_cache_hit_tokens") ?? numberField(raw, "cached_tokens"),
+    cacheCreationInputTokens: numberField(raw.prompt_tokens_details, "cache_write_tokens"),
+    reasoningTokens: numberField(raw.completion_tokens_details, "reasoning_tokens"),
+  });
 }
 
 /** A wire index: a non-negative integer, else null. */
@@ -792,10 +786,4 @@ function firstNonSpace(text: string): string {
     if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return text[i] as string;
   }
   return "";
-}
-
-/** What a non-JSON payload most likely is, so the diagnostic says more than "not JSON". */
-function describeNonJson(text: string): string {
-  if (text.startsWith("{") || text.startsWith("[")) return "An event payload looks like JSON but does not parse (malformed or cut off); it was ignored.";
-  return "An event payload is not JSON; it was ignored.";
 }

@@ -5,7 +5,7 @@ import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
 import { hashId } from "../util/hash.js";
-import { eventType, numberField, stringField } from "./fields.js";
+import { describeNonJson, eventType, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -161,7 +161,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     const providerFields: Record<string, unknown> = {};
     if (itemId !== null) providerFields.itemId = itemId;
     if (custom) providerFields.customToolInput = true;
-    const call = turn.openCall({
+    const call = turn.calls.open({
       id: callId,
       idMinted: minted,
       name,
@@ -174,8 +174,8 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     clientCalls++;
     if (!name) warn("call_name_missing", `The call ${callId} has no name.`, undefined, outputIndex);
     if (custom) {
-      turn.appendArguments(call, '{"input":"');
-      if (typeof initial === "string" && initial !== "") turn.appendArguments(call, escapeText(initial));
+      turn.calls.appendArguments(call, '{"input":"');
+      if (typeof initial === "string" && initial !== "") turn.calls.appendArguments(call, escapeText(initial));
     }
     return { kind: "call", itemId, outputIndex, call, custom, ended: false, finalText: null };
   };
@@ -196,12 +196,12 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     state.ended = true;
     if (complete) {
       if (state.custom) {
-        turn.appendArguments(state.call, '"}');
+        turn.calls.appendArguments(state.call, '"}');
         if (final !== null) state.call.setFinal(JSON.stringify({ input: final }));
       } else if (final !== null) state.call.setFinal(final);
       state.finalText = final;
     }
-    turn.endCall(state.call, { complete, emptyMeansNoArguments: true, ...(cause ? { truncationCause: cause } : {}) });
+    turn.calls.end(state.call, { complete, emptyMeansNoArguments: true, ...(cause ? { truncationCause: cause } : {}) });
   };
 
   /** The wrapper's calls, once its arguments are known; anything off-shape stays one ordinary call. */
@@ -212,7 +212,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     const entries = complete ? wrapperEntries(text) : null;
     if (entries) {
       entries.forEach((entry, position) => {
-        const call = turn.openCall({
+        const call = turn.calls.open({
           id: `${state.callId}_${position}`,
           idMinted: true,
           name: entry.name,
@@ -225,7 +225,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
         });
         clientCalls++;
         call.setFinal(entry.parameters);
-        turn.endCall(call, { complete: true, emptyMeansNoArguments: true });
+        turn.calls.end(call, { complete: true, emptyMeansNoArguments: true });
       });
       diag({
         code: "parallel_wrapper_expanded",
@@ -245,7 +245,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
       );
     }
     const call = openCallItem(false, state.callId, state.minted, state.name, state.itemId, state.outputIndex, state.start);
-    if (state.text !== "") turn.appendArguments(call.call, state.text);
+    if (state.text !== "") turn.calls.appendArguments(call.call, state.text);
     endCallItem(call, final, complete, cause);
   };
 
@@ -341,7 +341,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (state.custom !== custom) {
       warn("delta_type_mismatch", `A ${custom ? "custom tool input" : "function arguments"} delta arrived for a ${state.custom ? "custom tool" : "function"} call; it was used as that call's input.`, data, state.outputIndex);
     }
-    turn.appendArguments(state.call, state.custom ? escapeText(delta) : delta);
+    turn.calls.appendArguments(state.call, state.custom ? escapeText(delta) : delta);
   };
 
   const onArgumentsDone = (data: Record<string, unknown>, custom: boolean): void => {
@@ -553,7 +553,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     return [...seen].filter((state) => !state.ended);
   };
 
-  const end = (): TurnEnd => {
+  const flush = (): TurnEnd => {
     const stoppedForLength = terminal === "incomplete" && incompleteReason === "max_output_tokens";
     const cause: TruncationCause = turn.hasError ? "stream_error" : stoppedForLength ? "max_tokens" : "stream_ended";
     // A wrapper still open is reported as the one (truncated) call it was.
@@ -584,7 +584,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     return { status: "incomplete", truncationCause: "stream_ended" };
   };
 
-  return { push, end, emptyMeansNoArguments: true };
+  return { push, flush, emptyMeansNoArguments: true };
 }
 
 interface WrapperEntry {
@@ -615,19 +615,14 @@ function wrapperEntries(text: string): WrapperEntry[] | null {
 }
 
 export function normalizeResponsesUsage(raw: Record<string, unknown>): Usage {
-  const usage: Usage = { raw };
-  const input = numberField(raw, "input_tokens");
-  const output = numberField(raw, "output_tokens");
-  const total = numberField(raw, "total_tokens");
-  const cached = numberField(raw.input_tokens_details, "cached_tokens");
-  const reasoning = numberField(raw.output_tokens_details, "reasoning_tokens");
-  if (input !== null) usage.inputTokens = input;
-  if (output !== null) usage.outputTokens = output;
-  if (total !== null) usage.totalTokens = total;
-  else if (input !== null && output !== null) usage.totalTokens = input + output;
-  if (cached !== null) usage.cacheReadInputTokens = cached;
-  if (reasoning !== null) usage.reasoningTokens = reasoning;
-  return usage;
+  const [input, output] = [numberField(raw, "input_tokens"), numberField(raw, "output_tokens")];
+  return usageOf(raw, {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: numberField(raw, "total_tokens") ?? sumOf(input, output),
+    cacheReadInputTokens: numberField(raw.input_tokens_details, "cached_tokens"),
+    reasoningTokens: numberField(raw.output_tokens_details, "reasoning_tokens"),
+  });
 }
 
 /** Free text as the inside of a JSON string; per character, so it can be applied fragment by fragment. */
@@ -642,10 +637,4 @@ function integerField(object: unknown, key: string): number | null {
 
 function nonEmpty(value: string | null): string | null {
   return value === null || value === "" ? null : value;
-}
-
-/** What a non-JSON payload most likely is, so the diagnostic says more than "not JSON". */
-function describeNonJson(text: string): string {
-  if (text.startsWith("{") || text.startsWith("[")) return "An event payload looks like JSON but does not parse (malformed or cut off); it was ignored.";
-  return "An event payload is not JSON; it was ignored.";
 }

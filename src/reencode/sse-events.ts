@@ -1,6 +1,6 @@
 import { framedEvent } from "../framing/framed-event.js";
 import { parseSseData } from "../framing/sse.js";
-import { EventJsonReader } from "../json/event-template.js";
+import { EventJsonReader } from "../framing/event-template.js";
 import type { ProviderEvent } from "../types.js";
 import { concatBytes } from "../util/bytes.js";
 

@@ -5,7 +5,7 @@ import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import { createBedrockInvokeReencoder, createReencoder } from "../reencode/index.js";
-import { EventJsonReader } from "../json/event-template.js";
+import { EventJsonReader } from "../framing/event-template.js";
 import { createParser } from "eventsource-parser";
 import { LineEndNormalizer } from "../framing/line-ends.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
@@ -65,7 +65,7 @@ export type PropertyName =
    */
   | "reencode_roundtrip"
   /**
-   * The stream's JSON reader, which learns the envelope its events repeat (json/event-template),
+   * The stream's JSON reader, which learns the envelope its events repeat (framing/event-template),
    * reads every SSE payload exactly as JSON.parse: the same value, key order included, or a throw.
    */
   | "event_json_exact";
@@ -118,7 +118,7 @@ export function decodeEventsSafely(provider: ProviderName, events: readonly Prov
     }
   }
   try {
-    for (const event of decoder.end()) out.push(event);
+    for (const event of decoder.flush()) out.push(event);
     return { turn: decoder.finish(), events: out, thrown: null };
   } catch (error) {
     return { turn: null, events: out, thrown: { where: "finish", message: describeError(error) } };
@@ -142,7 +142,7 @@ export function decodeBytesSafely(provider: ProviderName, chunks: readonly Uint8
     }
   }
   try {
-    for (const event of decoder.end()) out.push(event);
+    for (const event of decoder.flush()) out.push(event);
     return { turn: decoder.finish(), events: out, thrown: null };
   } catch (error) {
     return { turn: null, events: out, thrown: { where: "finish", message: describeError(error) } };

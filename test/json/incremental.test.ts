@@ -93,7 +93,7 @@ describe("values", () => {
     expect(whole.state).toBe("complete");
     expect(whole.value).toEqual(JSON.parse(text));
     const split = feed(chars(text));
-    split.end();
+    split.flush();
     expect(split.state).toBe("complete");
     expect(split.value).toEqual(JSON.parse(text));
     expect(split.values).toEqual([JSON.parse(text)]);
@@ -103,7 +103,7 @@ describe("values", () => {
     const parser = feed(["1", "2"]);
     expect(parser.state).toBe("partial");
     expect(parser.value).toBeUndefined();
-    parser.end();
+    parser.flush();
     expect(parser.state).toBe("complete");
     expect(parser.value).toBe(12);
     expect(parser.valueEnds).toEqual([2]);
@@ -195,7 +195,7 @@ describe("syntax errors", () => {
     expect(parser.error).toEqual({ message: "Expected ',' or '}' after a property value", position: 7 });
     const length = parser.length;
     parser.push("}");
-    parser.end();
+    parser.flush();
     expect(parser.state).toBe("error");
     expect(parser.length).toBe(length);
     expect(parser.value).toEqual({ a: 1 });
@@ -520,7 +520,7 @@ describe("properties", () => {
     fc.assert(
       fc.property(fc.oneof(jsonText, objectWithDuplicateKeys), cuts, (text, points) => {
         const parser = feed(splitAt(text, points));
-        parser.end();
+        parser.flush();
         expect(parser.state).toBe("complete");
         expect(parser.error).toBeNull();
         expect(parser.value).toEqual(JSON.parse(text));
@@ -547,7 +547,7 @@ describe("properties", () => {
             expect(preview).toBe(root);
           }
         }
-        parser.end();
+        parser.flush();
         expect(parser.value).toEqual(expected);
       }),
       { numRuns: 300 },
@@ -594,7 +594,7 @@ describe("properties", () => {
       fc.property(fc.oneof(junk, mutated), cuts, (text, points) => {
         const whole = scanJson(text);
         const parser = feed(splitAt(text, points));
-        parser.end();
+        parser.flush();
         const parsed = parseOrFail(text);
         if (parsed.ok) {
           expect(parser.state).toBe("complete");
@@ -630,7 +630,7 @@ describe("properties", () => {
         // Adjacent numbers or literals need a separator to stay apart, as they would in JSON Lines.
         const text = items.map(([v, sep], i) => (i === 0 ? "" : sep === "" ? " " : sep) + JSON.stringify(v)).join("");
         const parser = feed(splitAt(text, points), { multiple: true });
-        parser.end();
+        parser.flush();
         expect(parser.state).toBe("complete");
         expect(parser.values).toEqual(items.map(([v]) => JSON.parse(JSON.stringify(v)) as unknown));
         const ends = parser.valueEnds;

@@ -366,7 +366,13 @@ function copyAtSite(site: number, value: object): Record<Key, unknown> {
 }
 const COPY_SITES = 16;
 
-/** Shapes (key lists) given a site so far; bounded, as a hostile stream could show endless keys. */
+/**
+ * Shapes (key lists) given a site so far; bounded, as a hostile stream could show endless keys.
+ * Process-wide on purpose: the JIT's knowledge is per site and so per process. A table per
+ * reader would start every stream's shapes at site 0, piling the shapes of every provider onto
+ * the first sites: the slow case measured above. Its only state is that assignment, which never
+ * changes a parse result.
+ */
 const copySites = new Map<string, number>();
 const MAX_REMEMBERED_SHAPES = 4 * COPY_SITES;
 const UNASSIGNED = -1;

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { EventJsonReader } from "../../src/json/event-template.js";
+import { EventJsonReader } from "../../src/framing/event-template.js";
 import { checkEventJson } from "../../src/testing/invariants.js";
 import { TESTDATA, upstreamImported } from "../helpers/testdata.js";
 

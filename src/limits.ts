@@ -14,7 +14,7 @@ export interface DecoderLimits {
   maxCallsPerTurn?: number;
   /** Characters of text, reasoning and arguments held per turn (default 256 MiB); then decoding stops. */
   maxTurnChars?: number;
-  /** Longest SSE line or pending event in characters (default 64 MiB); then framing stops. */
+  /** Longest SSE line or pending event, NDJSON line or JSON-array element, in characters (default 64 MiB); then framing stops. */
   maxLineChars?: number;
 }
 

@@ -25,7 +25,7 @@ export interface ByteDecoder {
  * be cut anywhere, inside a line or a multi-byte character.
  */
 export function createByteDecoder(provider: ProviderName, options: ByteDecoderOptions = {}): ByteDecoder {
-  const framer = createFramer(options.framing ?? defaultFraming(provider), { maxLineLength: resolveLimits(options.limits).maxLineChars });
+  const framer = createFramer(options.framing ?? defaultFraming(provider), { maxLineChars: resolveLimits(options.limits).maxLineChars });
   const decoder = createDecoder(provider, options);
   let reportedFramer = 0;
 

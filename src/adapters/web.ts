@@ -155,7 +155,7 @@ class Pipeline {
     if (item instanceof Uint8Array || typeof item === "string") {
       if (this.mode === "objects") throw new ToolwireError("mixed_source", "decodeStream: a source must yield either bytes/text or parsed events, not both.");
       this.mode = "bytes";
-      this.framer ??= createFramer(this.framing, { maxLineLength: resolveLimits(this.options.limits).maxLineChars });
+      this.framer ??= createFramer(this.framing, { maxLineChars: resolveLimits(this.options.limits).maxLineChars });
       const out = this.feed(this.framer.push(item));
       this.reportFraming(out);
       return out;

@@ -35,17 +35,18 @@ export function defaultFraming(provider: ProviderName): FramingName {
 }
 
 export interface FramerOptions {
-  maxLineLength?: number;
+  /** `DecoderLimits.maxLineChars`: the longest line, pending event or array element a framer buffers. */
+  maxLineChars?: number;
 }
 
 export function createFramer(framing: FramingName, options: FramerOptions = {}): Framer {
   switch (framing) {
     case "sse":
-      return createSseFramer(options.maxLineLength !== undefined ? { maxBufferSize: options.maxLineLength } : {});
+      return createSseFramer(options);
     case "ndjson":
-      return createNdjsonFramer(options.maxLineLength !== undefined ? { maxLineLength: options.maxLineLength } : {});
+      return createNdjsonFramer(options);
     case "json-array":
-      return createJsonArrayFramer(options.maxLineLength !== undefined ? { maxElementLength: options.maxLineLength } : {});
+      return createJsonArrayFramer(options);
     case "aws-eventstream":
       return createAwsEventStreamFramer();
   }

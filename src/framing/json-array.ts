@@ -7,7 +7,7 @@ type Phase = "start" | "between" | "element" | "after" | "failed";
 
 export interface JsonArrayFramerOptions {
   /** Longest element, in characters, before the framer stops reading (what it must buffer for one element). */
-  maxElementLength?: number;
+  maxLineChars?: number;
 }
 
 /**
@@ -18,7 +18,7 @@ export interface JsonArrayFramerOptions {
  */
 export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Framer {
   const decoder = new TextDecoder("utf-8");
-  const maxElementLength = options.maxElementLength ?? Number.POSITIVE_INFINITY;
+  const maxLineChars = options.maxLineChars ?? Number.POSITIVE_INFINITY;
   /** Characters of the element being read held in `pieces`. */
   let pendingLength = 0;
   const diagnostics: Diagnostic[] = [];
@@ -37,8 +37,8 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Fra
   };
 
   const tooLong = (length: number): boolean => {
-    if (length <= maxElementLength) return false;
-    fail("json_array_element_too_long", `An array element exceeded ${maxElementLength} characters; the rest of the body was not read.`);
+    if (length <= maxLineChars) return false;
+    fail("json_array_element_too_long", `An array element exceeded ${maxLineChars} characters; the rest of the body was not read.`);
     return true;
   };
 

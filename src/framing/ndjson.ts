@@ -9,19 +9,19 @@ export interface NdjsonFramerOptions {
    * line is incomplete). Checked on complete and partial lines alike, so that the outcome does not
    * depend on how the bytes were chunked.
    */
-  maxLineLength?: number;
+  maxLineChars?: number;
 }
 
 /**
  * A push framer for newline-delimited JSON bodies (Ollama's /api/chat): one event per non-blank
  * line, lines cut anywhere across chunks. A line that is not JSON is passed on as a string for the
- * decoder to report; a line longer than `maxLineLength` is a finding.
+ * decoder to report; a line longer than `maxLineChars` is a finding.
  */
 export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
   const decoder = new TextDecoder("utf-8");
   // Ollama's lines repeat their envelope around the text, a timestamp and the thinking.
   const json = new EventJsonReader();
-  const maxLineLength = options.maxLineLength ?? Number.POSITIVE_INFINITY;
+  const maxLineChars = options.maxLineChars ?? Number.POSITIVE_INFINITY;
   const diagnostics: Diagnostic[] = [];
   let partial = "";
   let failed = false;
@@ -33,7 +33,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
     diagnostics.push({
       code: "ndjson_line_too_long",
       severity: "error",
-      message: `An NDJSON line exceeded ${maxLineLength} characters; the rest of the stream was not read.`,
+      message: `An NDJSON line exceeded ${maxLineChars} characters; the rest of the stream was not read.`,
     });
   };
 
@@ -43,7 +43,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
     let start = 0;
     let newline = text.indexOf("\n");
     while (newline >= 0) {
-      if (newline - start > maxLineLength) {
+      if (newline - start > maxLineChars) {
         fail(newline - start);
         return events;
       }
@@ -52,7 +52,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
       newline = text.indexOf("\n", start);
     }
     partial = text.slice(start);
-    if (partial.length > maxLineLength) fail(partial.length);
+    if (partial.length > maxLineChars) fail(partial.length);
     return events;
   };
 
@@ -63,7 +63,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
       if (text.indexOf("\n") < 0) {
         partial += text;
-        if (partial.length > maxLineLength) fail(partial.length);
+        if (partial.length > maxLineChars) fail(partial.length);
         return [];
       }
       return lines(partial + text);
@@ -72,7 +72,7 @@ export function createNdjsonFramer(options: NdjsonFramerOptions = {}): Framer {
       if (failed) return [];
       const rest = partial + decoder.decode();
       partial = "";
-      if (rest.length > maxLineLength) {
+      if (rest.length > maxLineChars) {
         fail(rest.length);
         return [];
       }

@@ -9,7 +9,7 @@ import type { Framer } from "./framer.js";
 
 export interface SseFramerOptions {
   /** Largest partial line or pending event, in characters, before the framer gives up. */
-  maxBufferSize?: number;
+  maxLineChars?: number;
   onComment?: (comment: string) => void;
 }
 
@@ -46,7 +46,7 @@ export function createSseFramer(options: SseFramerOptions = {}): Framer {
   let pending: ProviderEvent[] = [];
   const diagnostics: Diagnostic[] = [];
   let failed = false;
-  const maxLength = options.maxBufferSize;
+  const maxLength = options.maxLineChars;
   const lines = maxLength !== undefined ? new SseSizeMeter(maxLength) : null;
   const json = new EventJsonReader();
   const parse = (text: string): unknown => json.parse(text);

@@ -6,8 +6,8 @@ import { createSseFramer } from "../../src/framing/sse.js";
 import type { Diagnostic, ProviderEvent } from "../../src/types.js";
 import { splitAt } from "../helpers/properties.js";
 
-function frame(chunks: Array<string | Uint8Array>, maxBufferSize: number): { events: ProviderEvent[]; diagnostics: Diagnostic[] } {
-  const framer = createSseFramer({ maxBufferSize });
+function frame(chunks: Array<string | Uint8Array>, maxLineChars: number): { events: ProviderEvent[]; diagnostics: Diagnostic[] } {
+  const framer = createSseFramer({ maxLineChars });
   const events: ProviderEvent[] = [];
   for (const chunk of chunks) events.push(...framer.push(chunk));
   events.push(...framer.flush());

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, request } from "node:http";
 import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import { startProxy } from "../src/node/proxy.js";
@@ -10,6 +9,7 @@ import type { ProviderName } from "../src/types.js";
 import { anthropicSseBody, anthropicTurnBody, bigArguments, chunkBytes, openaiChatSseBody, smallArguments } from "./fixtures.js";
 import { cpuMs, cpuMsAsync, median } from "./cpu.js";
 import { forwardingHandler } from "./forwarding-handler.js";
+import { listening, printedUrl } from "./loopback.js";
 
 /**
  * `node dist/bench/proxy.js [--quick] [--only cpu|latency|concurrent|memory]` (after `npm run
@@ -41,19 +41,6 @@ const SIZE = 1024 * 1024;
 const DELTA = 16;
 const BIN = fileURLToPath(new URL("../src/cli/bin.js", import.meta.url));
 const FORWARDING = fileURLToPath(new URL("./forwarding-proxy.js", import.meta.url));
-
-/** `server` listening on a free loopback port: its URL, and a close that ends open connections. */
-async function listening(server: Server): Promise<{ url: string; close(): Promise<void> }> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /** Serves `chunks`: as fast as the client reads when `paceMs` is 0, else one chunk every `paceMs`. */
 async function upstreamServer(chunks: Uint8Array[], paceMs = 0): Promise<{ url: string; close(): Promise<void> }> {
@@ -242,15 +229,7 @@ async function latency(): Promise<void> {
 async function proxyProcess(upstream: string, kind: "toolwire" | "forwarding" = "toolwire"): Promise<{ url: string; child: ChildProcess; cpuMs(): Promise<number>; stop(): Promise<void> }> {
   const argv = kind === "toolwire" ? [BIN, "proxy", "--upstream", upstream] : [FORWARDING, upstream];
   const child = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "ignore"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (data: Buffer) => {
-      out += data.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match) resolve(match[1] as string);
-    });
-    child.on("exit", () => reject(new Error("the proxy process exited")));
-  });
+  const url = await printedUrl(child, () => "the proxy process exited");
   return {
     url,
     child,

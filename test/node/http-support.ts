@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { connect } from "node:net";
-import type { AddressInfo } from "node:net";
+import { listening } from "../../bench/loopback.js";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 
 /** Loopback HTTP helpers for the proxy's tests: a raw-socket client and an upstream that records what reaches it. */
@@ -137,18 +137,7 @@ export async function recordingUpstream(respond?: (seen: Seen, res: ServerRespon
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listening(server)), seen };
 }
 
 /** A request head for the raw client: `Host: 127.0.0.1` and `Connection: close` unless given. */

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type ProxyLogRecord, type ProxyServer } from "../../src/node/proxy.js";
 import type { RepairReport } from "../../src/reencode/types.js";
 import { buildBin, REPO } from "../cli/support.js";
+import { listening, printedUrl } from "../../bench/loopback.js";
 import { head, rawRequest, recordingUpstream, type RecordingUpstream } from "./http-support.js";
 
 /**
@@ -185,15 +185,7 @@ describe("graceful shutdown", () => {
       let stderr = "";
       child.stderr?.on("data", (data: Buffer) => (stderr += data.toString()));
       const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        child.stdout?.on("data", (data: Buffer) => {
-          out += data.toString();
-          const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (match) resolve(match[1] as string);
-        });
-        child.on("exit", () => reject(new Error(`the proxy exited: ${stderr}`)));
-      });
+      const url = await printedUrl(child, () => `the proxy exited: ${stderr}`);
       return { child, url, stderr: () => stderr, exited };
     }
 
@@ -257,13 +249,5 @@ async function slowUpstream(count: number, everyMs: number): Promise<{ url: stri
       res.on("close", () => clearInterval(timer));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listening(server);
 }

@@ -17,6 +17,18 @@ import type { WholeResponseRepair } from "./whole-common.js";
 /** How a call read from the text and sent as the protocol's call event is reported (`DecoderTap.rewritten`). */
 export const TEXT_CALL_REPORT = { code: "text_call_extracted" } as const;
 
+/** How reasoning taken out of the text is reported (once per stream or body). */
+const REASONING_MOVED = {
+  action: "normalized",
+  code: "text_reasoning_extracted",
+  message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it.",
+} as const;
+
+/** Where a Chat delta or message carries reasoning: `reasoning_content`, unless the server uses `reasoning` alone. */
+function reasoningField(carrier: Record<string, unknown>): "reasoning_content" | "reasoning" {
+  return typeof carrier.reasoning_content === "string" || typeof carrier.reasoning !== "string" ? "reasoning_content" : "reasoning";
+}
+
 export class ReleasedText {
   private text = "";
   private reasoning = "";
@@ -50,12 +62,12 @@ export class ReleasedText {
     if (choice === null) return "same";
     const delta = isPlainObject(choice.delta) ? choice.delta : {};
     const content = typeof delta.content === "string" ? delta.content : "";
-    const field = typeof delta.reasoning_content === "string" || typeof delta.reasoning !== "string" ? "reasoning_content" : "reasoning";
+    const field = reasoningField(delta);
     const reasoning = typeof delta[field] === "string" ? (delta[field] as string) : "";
     if (content === released.text && reasoning === released.reasoning) return "same";
     if (released.reasoning.length > reasoning.length && !this.movedReasoning) {
       this.movedReasoning = true;
-      this.tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it." });
+      this.tap.report(REASONING_MOVED);
     }
     const next: Record<string, unknown> = { ...delta };
     if (released.text !== "" || "content" in delta) next.content = released.text;
@@ -122,7 +134,7 @@ export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options
   if (!isPlainObject(choice) || !isPlainObject(choice.message)) return repaired;
   const message = choice.message;
   const content = typeof message.content === "string" ? message.content : "";
-  const field = typeof message.reasoning_content === "string" || typeof message.reasoning !== "string" ? "reasoning_content" : "reasoning";
+  const field = reasoningField(message);
   const reasoning = typeof message[field] === "string" ? (message[field] as string) : "";
   const finish = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
   const tap = new DecoderTap("openai-chat", createDecoder("openai-chat", { ...options, retainText: true }));
@@ -143,7 +155,7 @@ export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options
     tap.rewritten(call, [TEXT_CALL_REPORT.code]);
     entries.push({ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } });
   }
-  if (turn.reasoning.length > reasoning.length) tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it." });
+  if (turn.reasoning.length > reasoning.length) tap.report(REASONING_MOVED);
   const next: Record<string, unknown> = { ...message, content: turn.text === "" && entries.length > 0 ? null : turn.text };
   if (turn.reasoning !== "" || field in message) next[field] = turn.reasoning;
   if (entries.length > 0) next.tool_calls = entries;

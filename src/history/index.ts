@@ -13,7 +13,7 @@
  */
 import type { DecodedTurn } from "../types.js";
 import { assertHistoryDepth, clone, HISTORY_FORMATS, isHistoryFormat, type HistoryFormat, type Message } from "./model.js";
-import { adaptMessages, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "./encode.js";
+import { adaptMessages, encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "./encode.js";
 import { checkMessages, repairMessages, type Edit, type Fault, type HistoryOptions, type RepairPolicy } from "./pairing.js";
 import type { IdMap } from "./ids.js";
 import { jsonEqual } from "../json/equal.js";
@@ -31,21 +31,14 @@ export type { EncodeTurnOptions, EncodedTurn, ToolResultInput } from "./encode.j
 interface FormatModule {
   read(messages: readonly unknown[]): Message[];
   write(messages: readonly Message[]): unknown[];
-  encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn;
-  encodeToolResults(results: readonly ToolResultInput[]): unknown[];
 }
 
 const FORMATS: Record<HistoryFormat, FormatModule> = {
-  anthropic: { read: anthropic.fromAnthropic, write: anthropic.toAnthropic, encodeTurn: anthropic.encodeTurn, encodeToolResults: anthropic.encodeToolResults },
-  "openai-chat": { read: openaiChat.fromOpenAIChat, write: openaiChat.toOpenAIChat, encodeTurn: openaiChat.encodeTurn, encodeToolResults: openaiChat.encodeToolResults },
-  "openai-responses": {
-    read: openaiResponses.fromOpenAIResponses,
-    write: openaiResponses.toOpenAIResponses,
-    encodeTurn: openaiResponses.encodeTurn,
-    encodeToolResults: openaiResponses.encodeToolResults,
-  },
-  gemini: { read: gemini.fromGemini, write: gemini.toGemini, encodeTurn: gemini.encodeTurn, encodeToolResults: gemini.encodeToolResults },
-  bedrock: { read: bedrock.fromBedrock, write: bedrock.toBedrock, encodeTurn: bedrock.encodeTurn, encodeToolResults: bedrock.encodeToolResults },
+  anthropic: { read: anthropic.fromAnthropic, write: anthropic.toAnthropic },
+  "openai-chat": { read: openaiChat.fromOpenAIChat, write: openaiChat.toOpenAIChat },
+  "openai-responses": { read: openaiResponses.fromOpenAIResponses, write: openaiResponses.toOpenAIResponses },
+  gemini: { read: gemini.fromGemini, write: gemini.toGemini },
+  bedrock: { read: bedrock.fromBedrock, write: bedrock.toBedrock },
 };
 
 function formatOf(format: HistoryFormat): FormatModule {
@@ -139,10 +132,10 @@ export function convertHistory(messages: readonly unknown[], from: HistoryFormat
  * turn came from that provider), and calls that cannot run made safe (see `EncodeTurnOptions`).
  */
 export function encodeTurn(turn: DecodedTurn, format: HistoryFormat, options?: EncodeTurnOptions): EncodedTurn {
-  return formatOf(format).encodeTurn(turn, options);
+  return encodeTurnWith(format, formatOf(format).write, turn, options);
 }
 
 /** Tool results as `format` wants them after an assistant turn (one user message, or tool messages / output items). */
 export function encodeToolResults(results: readonly ToolResultInput[], format: HistoryFormat): unknown[] {
-  return formatOf(format).encodeToolResults(results);
+  return encodeResultsWith(format, formatOf(format).write, results);
 }

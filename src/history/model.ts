@@ -169,6 +169,23 @@ export function leftovers(value: Record<string, unknown>, known: readonly string
   return out;
 }
 
+/** `item` with the fields of `source` not named in `known` kept as its `native` (none: `item` itself). */
+export function withNative<T extends object>(item: T, source: Record<string, unknown>, known: readonly string[]): T {
+  const native = leftovers(source, known);
+  return native ? { ...item, native } : item;
+}
+
+/** A provider message that could not be read: no parts, the reason, and the message kept to be written back as it came. */
+export function invalidMessage(value: unknown, why: string, role: Role = "user"): Message {
+  return { role, parts: [], invalid: why, raw: clone(value) };
+}
+
+/** A `{type: textType, text}` result block as neutral text, any other block kept as it came. */
+export function readTextResultBlock(block: unknown, textType = "text"): ResultContent {
+  if (isPlainObject(block) && block.type === textType && typeof block.text === "string") return withNative<ResultContent>({ type: "text", text: block.text }, block, ["type", "text"]);
+  return { type: "opaque", value: clone(block) };
+}
+
 export function calls(message: Message): ToolCallPart[] {
   return message.parts.filter((part): part is ToolCallPart => part.type === "tool_call");
 }
@@ -252,6 +269,17 @@ export function writeParts<T>(parts: readonly Part[], write: (part: Part) => T |
   return parts.flatMap((part) => {
     const written = write(part);
     return written === null ? [] : [written];
+  });
+}
+
+/**
+ * Neutral → one provider message each, for formats whose only roles are user and assistant (as
+ * `assistantRole`) and whose parts sit under `partsKey`; a message that was not read goes back as it came.
+ */
+export function writeUserAssistant(messages: readonly Message[], assistantRole: string, partsKey: string, write: (part: Part) => unknown): unknown[] {
+  return messages.map((message) => {
+    if (message.invalid !== undefined) return clone(message.raw);
+    return { role: message.role === "assistant" ? assistantRole : "user", [partsKey]: writeParts(message.parts, write), ...clone(message.native) };
   });
 }
 

@@ -2,19 +2,7 @@
  * Anthropic Messages `messages[]` ⇄ neutral. The system prompt is a top-level request field, not a
  * message, so it never appears here.
  */
-import type { DecodedTurn } from "../../types.js";
-import {
-  clone,
-  leftovers,
-  readArguments,
-  wireArgumentsValue,
-  writeParts,
-  type Message,
-  type Part,
-  type ResultContent,
-  type ToolResultPart,
-} from "../model.js";
-import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { clone, invalidMessage, leftovers, readArguments, readTextResultBlock, wireArgumentsValue, withNative, writeParts, type Message, type Part, type ResultContent, type ToolResultPart } from "../model.js";
 import { isPlainObject } from "../../json/equal.js";
 
 /** Anthropic Messages `messages` → neutral messages, one to one. */
@@ -23,41 +11,37 @@ export function fromAnthropic(messages: readonly unknown[]): Message[] {
 }
 
 function readMessage(value: unknown): Message {
-  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return invalidMessage(value, "not an object");
   const { role, content } = value;
   if (role !== "user" && role !== "assistant") {
     const why = role === "system" ? "Anthropic takes the system prompt as the top-level `system` field, not as a message" : `unknown role ${JSON.stringify(role)}`;
-    return { role: "user", parts: [], invalid: why, raw: clone(value) };
+    return invalidMessage(value, why);
   }
   const native = leftovers(value, ["role", "content"]);
   const base: Message = { role, parts: [], ...(native ? { native } : {}) };
   if (typeof content === "string") return { ...base, parts: [{ type: "text", text: content }], form: "string" };
-  if (!Array.isArray(content)) return { role, parts: [], invalid: "content is neither a string nor a list of blocks", raw: clone(value) };
+  if (!Array.isArray(content)) return invalidMessage(value, "content is neither a string nor a list of blocks", role);
   return { ...base, parts: content.map(readBlock) };
 }
 
 function readBlock(block: unknown): Part {
   if (!isPlainObject(block)) return { type: "opaque", format: "anthropic", value: clone(block) };
-  const withNative = <T extends Part>(part: T, known: string[]): T => {
-    const native = leftovers(block, ["type", ...known]);
-    return native ? { ...part, native } : part;
-  };
   switch (block.type) {
     case "text":
-      if (typeof block.text === "string") return withNative({ type: "text", text: block.text }, ["text"]);
+      if (typeof block.text === "string") return withNative({ type: "text", text: block.text }, block, ["type", "text"]);
       break;
     case "thinking":
       if (typeof block.thinking === "string") {
         const signature = typeof block.signature === "string" ? { signature: block.signature } : {};
-        return withNative({ type: "reasoning", text: block.thinking, ...signature }, ["thinking", ...(signature.signature !== undefined ? ["signature"] : [])]);
+        return withNative({ type: "reasoning", text: block.thinking, ...signature }, block, ["type", "thinking", ...(signature.signature !== undefined ? ["signature"] : [])]);
       }
       break;
     case "redacted_thinking":
-      if (typeof block.data === "string") return withNative({ type: "reasoning", text: "", redacted: block.data }, ["data"]);
+      if (typeof block.data === "string") return withNative({ type: "reasoning", text: "", redacted: block.data }, block, ["type", "data"]);
       break;
     case "tool_use":
       if (typeof block.id === "string" && typeof block.name === "string" && "input" in block) {
-        return withNative({ type: "tool_call", id: block.id, name: block.name, ...readArguments(block.input) }, ["id", "name", "input"]);
+        return withNative({ type: "tool_call", id: block.id, name: block.name, ...readArguments(block.input) }, block, ["type", "id", "name", "input"]);
       }
       break;
     case "tool_result":
@@ -75,23 +59,14 @@ function readResult(block: Record<string, unknown>): ToolResultPart {
     part.content = content;
     known.push("content");
   } else if (Array.isArray(content)) {
-    part.content = content.map(readResultBlock);
+    part.content = content.map((item) => readTextResultBlock(item));
     known.push("content");
   }
   if (typeof isError === "boolean") {
     part.isError = isError;
     known.push("is_error");
   }
-  const native = leftovers(block, known);
-  return native ? { ...part, native } : part;
-}
-
-function readResultBlock(block: unknown): ResultContent {
-  if (isPlainObject(block) && block.type === "text" && typeof block.text === "string") {
-    const native = leftovers(block, ["type", "text"]);
-    return native ? { type: "text", text: block.text, native } : { type: "text", text: block.text };
-  }
-  return { type: "opaque", value: clone(block) };
+  return withNative(part, block, known);
 }
 
 /**
@@ -145,12 +120,4 @@ function writeResultBlock(item: ResultContent): unknown {
     case "opaque":
       return clone(item.value);
   }
-}
-
-export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
-  return encodeTurnWith("anthropic", toAnthropic, turn, options);
-}
-
-export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
-  return encodeResultsWith("anthropic", toAnthropic, results);
 }

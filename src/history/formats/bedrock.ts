@@ -3,19 +3,7 @@
  * (`{text}`, `{toolUse}`, `{toolResult}`, `{reasoningContent}`, …); the system prompt is a separate
  * request field.
  */
-import type { DecodedTurn } from "../../types.js";
-import {
-  clone,
-  leftovers,
-  readArguments,
-  wireArgumentsValue,
-  writeParts,
-  type Message,
-  type Part,
-  type ResultContent,
-  type ToolResultPart,
-} from "../model.js";
-import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { clone, invalidMessage, readArguments, wireArgumentsValue, withNative, writeUserAssistant, type Message, type Part, type ResultContent, type ToolResultPart } from "../model.js";
 import { isPlainObject } from "../../json/equal.js";
 
 /** Bedrock Converse `messages` → neutral messages, one to one. */
@@ -24,24 +12,19 @@ export function fromBedrock(messages: readonly unknown[]): Message[] {
 }
 
 function readMessage(value: unknown): Message {
-  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return invalidMessage(value, "not an object");
   const { role, content } = value;
-  if (role !== "user" && role !== "assistant") return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
-  if (!Array.isArray(content)) return { role, parts: [], invalid: "content is not a list of blocks", raw: clone(value) };
-  const native = leftovers(value, ["role", "content"]);
-  return { role, parts: content.map(readBlock), ...(native ? { native } : {}) };
+  if (role !== "user" && role !== "assistant") return invalidMessage(value, `unknown role ${JSON.stringify(role)}`);
+  if (!Array.isArray(content)) return invalidMessage(value, "content is not a list of blocks", role);
+  return withNative<Message>({ role, parts: content.map(readBlock) }, value, ["role", "content"]);
 }
 
 function readBlock(block: unknown): Part {
   if (!isPlainObject(block)) return { type: "opaque", format: "bedrock", value: clone(block) };
-  if (typeof block.text === "string") {
-    const native = leftovers(block, ["text"]);
-    return native ? { type: "text", text: block.text, native } : { type: "text", text: block.text };
-  }
+  if (typeof block.text === "string") return withNative({ type: "text", text: block.text }, block, ["text"]);
   const { toolUse, toolResult, reasoningContent } = block;
   if (isPlainObject(toolUse) && typeof toolUse.toolUseId === "string" && typeof toolUse.name === "string" && "input" in toolUse && Object.keys(block).length === 1) {
-    const native = leftovers(toolUse, ["toolUseId", "name", "input"]);
-    return { type: "tool_call", id: toolUse.toolUseId, name: toolUse.name, ...readArguments(toolUse.input), ...(native ? { native } : {}) };
+    return withNative({ type: "tool_call", id: toolUse.toolUseId, name: toolUse.name, ...readArguments(toolUse.input) }, toolUse, ["toolUseId", "name", "input"]);
   }
   if (isPlainObject(toolResult) && typeof toolResult.toolUseId === "string" && Array.isArray(toolResult.content) && Object.keys(block).length === 1) {
     const part: ToolResultPart = { type: "tool_result", callId: toolResult.toolUseId, content: toolResult.content.map(readResultBlock) };
@@ -50,15 +33,13 @@ function readBlock(block: unknown): Part {
       part.isError = toolResult.status === "error";
       known.push("status");
     }
-    const native = leftovers(toolResult, known);
-    return native ? { ...part, native } : part;
+    return withNative(part, toolResult, known);
   }
   if (isPlainObject(reasoningContent) && Object.keys(block).length === 1) {
     const { reasoningText, redactedContent } = reasoningContent;
     if (isPlainObject(reasoningText) && typeof reasoningText.text === "string" && Object.keys(reasoningContent).length === 1) {
       const signature = typeof reasoningText.signature === "string" ? { signature: reasoningText.signature } : {};
-      const native = leftovers(reasoningText, ["text", ...(signature.signature !== undefined ? ["signature"] : [])]);
-      return { type: "reasoning", text: reasoningText.text, ...signature, ...(native ? { native } : {}) };
+      return withNative({ type: "reasoning", text: reasoningText.text, ...signature }, reasoningText, ["text", ...(signature.signature !== undefined ? ["signature"] : [])]);
     }
     if (typeof redactedContent === "string" && Object.keys(reasoningContent).length === 1) return { type: "reasoning", text: "", redacted: redactedContent };
   }
@@ -75,14 +56,7 @@ function readResultBlock(block: unknown): ResultContent {
 
 /** Neutral → Converse messages. `system` and `tool` messages become user messages. */
 export function toBedrock(messages: readonly Message[]): unknown[] {
-  return messages.map((message) => {
-    if (message.invalid !== undefined) return clone(message.raw);
-    return {
-      role: message.role === "assistant" ? "assistant" : "user",
-      content: writeParts(message.parts, writePart),
-      ...clone(message.native),
-    };
-  });
+  return writeUserAssistant(messages, "assistant", "content", writePart);
 }
 
 function writePart(part: Part): unknown {
@@ -113,12 +87,4 @@ function writeResultBlock(item: ResultContent): unknown {
     case "opaque":
       return clone(item.value);
   }
-}
-
-export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
-  return encodeTurnWith("bedrock", toBedrock, turn, options);
-}
-
-export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
-  return encodeResultsWith("bedrock", toBedrock, results);
 }

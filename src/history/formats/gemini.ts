@@ -5,19 +5,7 @@
  * get a local id (`syntheticId`), and each id-less response is matched to the nearest earlier
  * unanswered call of the same name; neither local id is sent back.
  */
-import type { DecodedTurn } from "../../types.js";
-import {
-  clone,
-  leftovers,
-  readArguments,
-  wireArgumentsValue,
-  writeParts,
-  type Message,
-  type Part,
-  type ToolCallPart,
-  type ToolResultPart,
-} from "../model.js";
-import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
+import { clone, invalidMessage, leftovers, readArguments, wireArgumentsValue, withNative, writeUserAssistant, type Message, type Part, type ToolCallPart, type ToolResultPart } from "../model.js";
 import { isPlainObject } from "../../json/equal.js";
 
 /** Marks a response object that had neither an `output` nor an `error` wrapper. */
@@ -37,31 +25,22 @@ export function fromGemini(contents: readonly unknown[]): Message[] {
 }
 
 function readContent(value: unknown, index: number, open: OpenCalls): Message {
-  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return invalidMessage(value, "not an object");
   const { role, parts } = value;
-  if (role !== "user" && role !== "model" && role !== "function") {
-    return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
-  }
-  if (!Array.isArray(parts)) return { role: role === "model" ? "assistant" : "user", parts: [], invalid: "parts is not a list", raw: clone(value) };
-  const native = leftovers(value, role === "function" ? ["parts"] : ["role", "parts"]);
-  return {
-    role: role === "model" ? "assistant" : "user",
-    parts: parts.map((part, partIndex) => readPart(part, index, partIndex, open)),
-    ...(native ? { native } : {}),
-  };
+  if (role !== "user" && role !== "model" && role !== "function") return invalidMessage(value, `unknown role ${JSON.stringify(role)}`);
+  const neutralRole = role === "model" ? "assistant" : "user";
+  if (!Array.isArray(parts)) return invalidMessage(value, "parts is not a list", neutralRole);
+  const read = parts.map((part, partIndex) => readPart(part, index, partIndex, open));
+  return withNative<Message>({ role: neutralRole, parts: read }, value, role === "function" ? ["parts"] : ["role", "parts"]);
 }
 
 function readPart(part: unknown, message: number, index: number, open: OpenCalls): Part {
   if (!isPlainObject(part)) return { type: "opaque", format: "gemini", value: clone(part) };
   const signature = typeof part.thoughtSignature === "string" ? part.thoughtSignature : undefined;
   if (typeof part.text === "string" && part.thought === true) {
-    const native = leftovers(part, ["text", "thought", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
-    return { type: "reasoning", text: part.text, ...(signature !== undefined ? { signature } : {}), ...(native ? { native } : {}) };
+    return withNative({ type: "reasoning", text: part.text, ...(signature !== undefined ? { signature } : {}) }, part, ["text", "thought", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
   }
-  if (typeof part.text === "string") {
-    const native = leftovers(part, ["text"]);
-    return native ? { type: "text", text: part.text, native } : { type: "text", text: part.text };
-  }
+  if (typeof part.text === "string") return withNative({ type: "text", text: part.text }, part, ["text"]);
   const call = part.functionCall;
   if (isPlainObject(call) && typeof call.name === "string") {
     const hasId = typeof call.id === "string";
@@ -80,8 +59,7 @@ function readPart(part: unknown, message: number, index: number, open: OpenCalls
       else groups.push({ message, calls: [out], head: 0 });
       open.set(call.name, groups);
     }
-    const native = leftovers(part, ["functionCall", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
-    return native ? { ...out, native } : out;
+    return withNative(out, part, ["functionCall", ...(signature !== undefined ? ["thoughtSignature"] : [])]);
   }
   const response = part.functionResponse;
   if (isPlainObject(response) && typeof response.name === "string") return readResponse(part, response, response.name, message, index, open);
@@ -127,14 +105,7 @@ function takeOpenCall(open: OpenCalls, name: string): string | null {
  * parts that belong to other formats are left out.
  */
 export function toGemini(messages: readonly Message[]): unknown[] {
-  return messages.map((message) => {
-    if (message.invalid !== undefined) return clone(message.raw);
-    return {
-      role: message.role === "assistant" ? "model" : "user",
-      parts: writeParts(message.parts, writePart),
-      ...clone(message.native),
-    };
-  });
+  return writeUserAssistant(messages, "model", "parts", writePart);
 }
 
 function writePart(part: Part): unknown {
@@ -162,12 +133,4 @@ function singleJson(content: Exclude<ToolResultPart["content"], string>): unknow
   const only = content[0];
   if (content.length === 1 && only?.type === "json") return clone(only.value);
   return content.map((item) => (item.type === "text" ? item.text : item.type === "json" ? JSON.stringify(item.value) : "")).join("\n");
-}
-
-export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
-  return encodeTurnWith("gemini", toGemini, turn, options);
-}
-
-export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
-  return encodeResultsWith("gemini", toGemini, results);
 }

@@ -3,13 +3,15 @@
  * Groq, vLLM, llama.cpp and most gateways: `reasoning_content` (or `reasoning`) on assistant
  * messages is read and written back under the key it came with.
  */
-import type { DecodedTurn } from "../../types.js";
 import {
   clone,
+  invalidMessage,
   leftovers,
   readArgumentsText,
+  readTextResultBlock,
   resultText,
   wireArgumentsText,
+  withNative,
   type Message,
   type Part,
   type ReasoningPart,
@@ -17,7 +19,6 @@ import {
   type ToolCallPart,
   type ToolResultPart,
 } from "../model.js";
-import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
 import { isPlainObject } from "../../json/equal.js";
 
 const REASONING_KEYS = ["reasoning_content", "reasoning"] as const;
@@ -27,12 +28,8 @@ export function fromOpenAIChat(messages: readonly unknown[]): Message[] {
   return messages.map(readMessage);
 }
 
-function invalid(value: unknown, why: string): Message {
-  return { role: "user", parts: [], invalid: why, raw: clone(value) };
-}
-
 function readMessage(value: unknown): Message {
-  if (!isPlainObject(value)) return invalid(value, "not an object");
+  if (!isPlainObject(value)) return invalidMessage(value, "not an object");
   switch (value.role) {
     case "system":
     case "developer":
@@ -43,7 +40,7 @@ function readMessage(value: unknown): Message {
     case "tool":
       return readTool(value);
     default:
-      return invalid(value, `unknown role ${JSON.stringify(value.role)}`);
+      return invalidMessage(value, `unknown role ${JSON.stringify(value.role)}`);
   }
 }
 
@@ -58,25 +55,21 @@ function readContent(value: Record<string, unknown>): Pick<Message, "parts" | "f
 }
 
 function readContentPart(item: unknown): Part {
-  if (isPlainObject(item) && item.type === "text" && typeof item.text === "string") {
-    const native = leftovers(item, ["type", "text"]);
-    return native ? { type: "text", text: item.text, native } : { type: "text", text: item.text };
-  }
+  if (isPlainObject(item) && item.type === "text" && typeof item.text === "string") return withNative({ type: "text", text: item.text }, item, ["type", "text"]);
   return { type: "opaque", format: "openai-chat", value: clone(item) };
 }
 
 function readContentMessage(value: Record<string, unknown>): Message {
   const content = readContent(value);
-  if (!content) return invalid(value, "content is neither a string nor a list of parts");
+  if (!content) return invalidMessage(value, "content is neither a string nor a list of parts");
   const role = value.role === "user" ? "user" : "system";
   // `developer` is kept as a native role so that it is written back as it came.
-  const native = leftovers(value, value.role === "developer" ? ["content"] : ["role", "content"]);
-  return { role, ...content, ...(native ? { native } : {}) };
+  return withNative<Message>({ role, ...content }, value, value.role === "developer" ? ["content"] : ["role", "content"]);
 }
 
 function readAssistant(value: Record<string, unknown>): Message {
   const content = readContent(value);
-  if (!content) return invalid(value, "content is neither a string nor a list of parts");
+  if (!content) return invalidMessage(value, "content is neither a string nor a list of parts");
   const known = ["role", "content"];
   const parts: Part[] = [];
   const reasoningKey = REASONING_KEYS.find((key) => typeof value[key] === "string");
@@ -88,48 +81,36 @@ function readAssistant(value: Record<string, unknown>): Message {
   parts.push(...content.parts);
   if (Array.isArray(value.tool_calls) && value.tool_calls.length > 0) {
     const toolCalls = value.tool_calls.map(readToolCall);
-    if (toolCalls.includes(null)) return invalid(value, "a tool call has no id or no function name");
+    if (toolCalls.includes(null)) return invalidMessage(value, "a tool call has no id or no function name");
     parts.push(...(toolCalls as ToolCallPart[]));
     known.push("tool_calls");
   }
-  const native = leftovers(value, known);
-  return { role: "assistant", parts, ...(content.form ? { form: content.form } : {}), ...(native ? { native } : {}) };
+  return withNative<Message>({ role: "assistant", parts, ...(content.form ? { form: content.form } : {}) }, value, known);
 }
 
 function readToolCall(value: unknown): ToolCallPart | null {
   if (isPlainObject(value) && value.type === "custom" && isPlainObject(value.custom) && typeof value.id === "string" && typeof value.custom.name === "string" && typeof value.custom.input === "string") {
-    const part: ToolCallPart = { type: "tool_call", id: value.id, name: value.custom.name, arguments: { input: value.custom.input }, custom: true };
-    const native = leftovers(value, ["id", "type", "custom"]);
-    return native ? { ...part, native } : part;
+    return withNative<ToolCallPart>({ type: "tool_call", id: value.id, name: value.custom.name, arguments: { input: value.custom.input }, custom: true }, value, ["id", "type", "custom"]);
   }
   if (!isPlainObject(value) || !isPlainObject(value.function)) return null;
   const { id } = value;
   const { name, arguments: args } = value.function;
   if (typeof id !== "string" || typeof name !== "string") return null;
   const part: ToolCallPart = { type: "tool_call", id, name, ...readArgumentsText(typeof args === "string" ? args : JSON.stringify(args ?? {})) };
-  const native = leftovers(value, value.type === "function" ? ["id", "type", "function"] : ["id", "function"]);
-  return native ? { ...part, native } : part;
+  return withNative(part, value, value.type === "function" ? ["id", "type", "function"] : ["id", "function"]);
 }
 
 function readTool(value: Record<string, unknown>): Message {
   const { tool_call_id: callId, content } = value;
-  if (typeof callId !== "string") return invalid(value, "tool message without a string tool_call_id");
+  if (typeof callId !== "string") return invalidMessage(value, "tool message without a string tool_call_id");
   let resultContent: ToolResultPart["content"];
   if (typeof content === "string") resultContent = content;
-  else if (Array.isArray(content)) resultContent = content.map(readResultPart);
-  else return invalid(value, "tool message content is neither a string nor a list of parts");
+  else if (Array.isArray(content)) resultContent = content.map((item) => readTextResultBlock(item));
+  else return invalidMessage(value, "tool message content is neither a string nor a list of parts");
   const part: ToolResultPart = { type: "tool_result", callId, content: resultContent };
   const native = leftovers(value, ["role", "tool_call_id", "content"]);
   if (native && typeof native.name === "string") part.name = native.name;
   return { role: "tool", parts: [native ? { ...part, native } : part] };
-}
-
-function readResultPart(item: unknown): ResultContent {
-  if (isPlainObject(item) && item.type === "text" && typeof item.text === "string") {
-    const native = leftovers(item, ["type", "text"]);
-    return native ? { type: "text", text: item.text, native } : { type: "text", text: item.text };
-  }
-  return { type: "opaque", value: clone(item) };
 }
 
 /**
@@ -193,12 +174,4 @@ function writeTool(result: ToolResultPart): unknown {
         ? (result.content as Array<Extract<ResultContent, { type: "text" }>>).map((item) => ({ type: "text", text: item.text, ...clone(item.native) }))
         : resultText(result.content);
   return { role: "tool", tool_call_id: result.callId, content, ...clone(result.native) };
-}
-
-export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
-  return encodeTurnWith("openai-chat", toOpenAIChat, turn, options);
-}
-
-export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
-  return encodeResultsWith("openai-chat", toOpenAIChat, results);
 }

@@ -3,21 +3,21 @@
  * an assistant message holding one call, a `function_call_output` a tool message holding one
  * result, a `reasoning` item an assistant message holding one reasoning part.
  */
-import type { DecodedTurn } from "../../types.js";
 import {
   clone,
+  invalidMessage,
   leftovers,
   readArgumentsText,
+  readTextResultBlock,
   resultText,
   wireArgumentsText,
+  withNative,
   type Message,
   type Part,
   type ReasoningPart,
-  type ResultContent,
   type ToolCallPart,
   type ToolResultPart,
 } from "../model.js";
-import { encodeResultsWith, encodeTurnWith, type EncodeTurnOptions, type EncodedTurn, type ToolResultInput } from "../encode.js";
 import { isPlainObject } from "../../json/equal.js";
 
 /** Responses `input` items → neutral messages, one to one. */
@@ -25,13 +25,8 @@ export function fromOpenAIResponses(items: readonly unknown[]): Message[] {
   return items.map(readItem);
 }
 
-function withNative<T extends Message>(message: T, value: Record<string, unknown>, known: string[]): T {
-  const native = leftovers(value, known);
-  return native ? { ...message, native } : message;
-}
-
 function readItem(value: unknown): Message {
-  if (!isPlainObject(value)) return { role: "user", parts: [], invalid: "not an object", raw: clone(value) };
+  if (!isPlainObject(value)) return invalidMessage(value, "not an object");
   const type = value.type;
   if (type === "message" || (type === undefined && typeof value.role === "string")) return readMessageItem(value);
   if (type === "function_call" && typeof value.call_id === "string" && typeof value.name === "string") {
@@ -39,23 +34,20 @@ function readItem(value: unknown): Message {
     const call: ToolCallPart = { type: "tool_call", id: value.call_id, name: value.name, ...readArgumentsText(args === "" ? "{}" : args) };
     if (args === "") call.argumentsText = "";
     if (typeof value.id === "string") call.itemId = value.id;
-    const native = leftovers(value, ["type", "call_id", "name", "arguments", ...(call.itemId !== undefined ? ["id"] : [])]);
-    return { role: "assistant", parts: [native ? { ...call, native } : call] };
+    return { role: "assistant", parts: [withNative(call, value, ["type", "call_id", "name", "arguments", ...(call.itemId !== undefined ? ["id"] : [])])] };
   }
   if (type === "custom_tool_call" && typeof value.call_id === "string" && typeof value.name === "string" && typeof value.input === "string") {
     const call: ToolCallPart = { type: "tool_call", id: value.call_id, name: value.name, arguments: { input: value.input }, custom: true };
     if (typeof value.id === "string") call.itemId = value.id;
-    const native = leftovers(value, ["type", "call_id", "name", "input", ...(call.itemId !== undefined ? ["id"] : [])]);
-    return { role: "assistant", parts: [native ? { ...call, native } : call] };
+    return { role: "assistant", parts: [withNative(call, value, ["type", "call_id", "name", "input", ...(call.itemId !== undefined ? ["id"] : [])])] };
   }
   if ((type === "function_call_output" || type === "custom_tool_call_output") && typeof value.call_id === "string") {
     const { output } = value;
-    const content = typeof output === "string" ? output : Array.isArray(output) ? output.map(readOutputPart) : null;
-    if (content === null) return { role: "tool", parts: [], invalid: "function_call_output without a string or list output", raw: clone(value) };
+    const content = typeof output === "string" ? output : Array.isArray(output) ? output.map((item) => readTextResultBlock(item, "input_text")) : null;
+    if (content === null) return invalidMessage(value, "function_call_output without a string or list output", "tool");
     const result: ToolResultPart = { type: "tool_result", callId: value.call_id, content };
     // A custom tool's output keeps its item type in `native`.
-    const native = leftovers(value, type === "function_call_output" ? ["type", "call_id", "output"] : ["call_id", "output"]);
-    return { role: "tool", parts: [native ? { ...result, native } : result] };
+    return { role: "tool", parts: [withNative(result, value, type === "function_call_output" ? ["type", "call_id", "output"] : ["call_id", "output"])] };
   }
   if (type === "reasoning") return readReasoning(value);
   // Hosted-tool calls and other items: kept whole, on the side of the conversation they belong to.
@@ -66,11 +58,11 @@ function readItem(value: unknown): Message {
 function readMessageItem(value: Record<string, unknown>): Message {
   const { role, content } = value;
   const neutralRole = role === "assistant" ? "assistant" : role === "user" ? "user" : role === "system" || role === "developer" ? "system" : null;
-  if (neutralRole === null) return { role: "user", parts: [], invalid: `unknown role ${JSON.stringify(role)}`, raw: clone(value) };
+  if (neutralRole === null) return invalidMessage(value, `unknown role ${JSON.stringify(role)}`);
   const known = role === "developer" ? ["content"] : ["role", "content"];
-  if (typeof content === "string") return withNative({ role: neutralRole, parts: [{ type: "text", text: content }], form: "string" }, value, known);
-  if (!Array.isArray(content)) return { role: neutralRole, parts: [], invalid: "content is neither a string nor a list", raw: clone(value) };
-  return withNative({ role: neutralRole, parts: content.map(readContentPart) }, value, known);
+  if (typeof content === "string") return withNative<Message>({ role: neutralRole, parts: [{ type: "text", text: content }], form: "string" }, value, known);
+  if (!Array.isArray(content)) return invalidMessage(value, "content is neither a string nor a list", neutralRole);
+  return withNative<Message>({ role: neutralRole, parts: content.map(readContentPart) }, value, known);
 }
 
 function readContentPart(item: unknown): Part {
@@ -78,14 +70,6 @@ function readContentPart(item: unknown): Part {
     return { type: "text", text: item.text, native: leftovers(item, ["text"]) as Record<string, unknown> };
   }
   return { type: "opaque", format: "openai-responses", value: clone(item) };
-}
-
-function readOutputPart(item: unknown): ResultContent {
-  if (isPlainObject(item) && item.type === "input_text" && typeof item.text === "string") {
-    const native = leftovers(item, ["type", "text"]);
-    return native ? { type: "text", text: item.text, native } : { type: "text", text: item.text };
-  }
-  return { type: "opaque", value: clone(item) };
 }
 
 function readReasoning(value: Record<string, unknown>): Message {
@@ -109,8 +93,7 @@ function readReasoning(value: Record<string, unknown>): Message {
     part.encryptedContent = encrypted;
     known.push("encrypted_content");
   }
-  const native = leftovers(value, known);
-  return { role: "assistant", parts: [native ? { ...part, native } : part] };
+  return { role: "assistant", parts: [withNative(part, value, known)] };
 }
 
 /**
@@ -205,12 +188,4 @@ function writeOutput(result: ToolResultPart): unknown {
         ? result.content.map((item) => (item.type === "text" ? { type: "input_text", text: item.text, ...clone(item.native) } : clone((item as { value: unknown }).value)))
         : resultText(result.content);
   return { type: "function_call_output", call_id: result.callId, output, ...clone(result.native) };
-}
-
-export function encodeTurn(turn: DecodedTurn, options?: EncodeTurnOptions): EncodedTurn {
-  return encodeTurnWith("openai-responses", toOpenAIResponses, turn, options);
-}
-
-export function encodeToolResults(results: readonly ToolResultInput[]): unknown[] {
-  return encodeResultsWith("openai-responses", toOpenAIResponses, results);
 }

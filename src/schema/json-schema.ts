@@ -182,16 +182,14 @@ export function visitNodes(schema: unknown, visit: (node: SchemaNode, path: stri
   }
 }
 
+/** A node's replacement (or the node itself), given where the node sits. */
+type NodeRewrite = (node: SchemaNode, path: string, via: ChildRef | null) => unknown;
+
 /**
  * Rebuilds the tree bottom-up: children first, then `fn` on the node with its rebuilt children.
  * `fn` returns the replacement (or the same node). Input is never mutated.
  */
-export function transformNodes(
-  schema: unknown,
-  fn: (node: SchemaNode, path: string, via: ChildRef | null) => unknown,
-  path = "#",
-  via: ChildRef | null = null,
-): unknown {
+export function transformNodes(schema: unknown, fn: NodeRewrite, path = "#", via: ChildRef | null = null): unknown {
   if (!isSchemaNode(schema)) return schema;
   const rebuilt = rebuildChildren(schema, path, (child) => transformNodes(child.schema, fn, child.path, child));
   return fn(rebuilt, path, via);
@@ -201,12 +199,7 @@ export function transformNodes(
  * Rebuilds the tree top-down: `fn` sees each node before its children, so a rule can consume
  * part of a subtree (an `allOf` member holding an `if`/`then`) before the walk reaches it.
  */
-export function transformNodesTopDown(
-  schema: unknown,
-  fn: (node: SchemaNode, path: string, via: ChildRef | null) => unknown,
-  path = "#",
-  via: ChildRef | null = null,
-): unknown {
+export function transformNodesTopDown(schema: unknown, fn: NodeRewrite, path = "#", via: ChildRef | null = null): unknown {
   if (!isSchemaNode(schema)) return schema;
   const replaced = fn(schema, path, via);
   if (!isSchemaNode(replaced)) return replaced;

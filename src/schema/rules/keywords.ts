@@ -1,5 +1,5 @@
 import { isSchemaNode, stableStringify, type SchemaNode } from "../json-schema.js";
-import { moveToDescription, nodeRule, type RowCell, type Rule } from "./rule.js";
+import { moveToDescription, movedToDescription, nodeRule, type RowCell, type Rule } from "./rule.js";
 
 /** Keywords a target rejects or silently mishandles, moved into descriptions (never silently dropped). */
 
@@ -309,10 +309,7 @@ export const geminiAllowList: Rule = nodeRule({
   id: "gemini-allow-list",
   severity: "error",
   rows: [
-    { row: "multipleOf", cell: "→ description" },
-    { row: "uniqueItems", cell: "→ description" },
-    { row: "contains", cell: "→ description" },
-    { row: "keyConstraints", cell: "→ description" },
+    ...movedToDescription("multipleOf", "uniqueItems", "contains", "keyConstraints"),
     { row: "unevaluated", cell: "dropped" },
     { row: "openObject", cell: "`additionalProperties` dropped" },
     { row: "otherKeywords", cell: "dropped (`examples` → `example`)" },

@@ -77,6 +77,11 @@ export interface RowCell {
   cell: string;
 }
 
+/** The table cells of rows whose keywords the rule moves into the description. */
+export function movedToDescription(...rows: RowId[]): RowCell[] {
+  return rows.map((row) => ({ row, cell: "→ description" }));
+}
+
 /**
  * One schema-compatibility rule of a target: what it detects, how it rewrites the schema, and its
  * row in the compatibility table.

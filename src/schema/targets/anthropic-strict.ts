@@ -5,6 +5,7 @@ import { anthropicStrictLimits } from "../rules/limits.js";
 import { jsonEncode, strictObjects } from "../rules/objects.js";
 import { inlineRefs, refDefault } from "../rules/refs.js";
 import { complexEnum, inferTypes, typeArrays } from "../rules/types.js";
+import { movedToDescription } from "../rules/rule.js";
 import { COMMON_RULES } from "./common.js";
 import type { TargetDefinition } from "./types.js";
 
@@ -48,17 +49,7 @@ export const anthropicStrict: TargetDefinition = {
         "unevaluatedProperties",
         "unevaluatedItems",
       ],
-      [
-        { row: "numberRange", cell: "→ description" },
-        { row: "exclusiveRange", cell: "→ description" },
-        { row: "multipleOf", cell: "→ description" },
-        { row: "stringLength", cell: "→ description" },
-        { row: "uniqueItems", cell: "→ description" },
-        { row: "propertyCount", cell: "→ description" },
-        { row: "keyConstraints", cell: "→ description" },
-        { row: "contains", cell: "→ description" },
-        { row: "unevaluated", cell: "→ description" },
-      ],
+      movedToDescription("numberRange", "exclusiveRange", "multipleOf", "stringLength", "uniqueItems", "propertyCount", "keyConstraints", "contains", "unevaluated"),
     ),
     minItemsZeroOrOne,
     formats("anthropic-strict-formats", ANTHROPIC_STRICT_FORMATS, "kept if date-time, time, date, duration, email, hostname, uri, ipv4, ipv6, uuid; else → description"),

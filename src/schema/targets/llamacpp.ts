@@ -2,6 +2,7 @@ import { conditionals } from "../rules/combinators.js";
 import { describeKeywords, formats, hugeBounds, llamaPatterns, tuplesToItems } from "../rules/keywords.js";
 import { inlineRefs } from "../rules/refs.js";
 import { typeArrays } from "../rules/types.js";
+import { movedToDescription } from "../rules/rule.js";
 import { COMMON_RULES } from "./common.js";
 import type { TargetDefinition } from "./types.js";
 
@@ -22,12 +23,7 @@ export const llamacpp: TargetDefinition = {
     describeKeywords(
       "llamacpp-keywords",
       ["uniqueItems", "contains", "minContains", "maxContains", "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems"],
-      [
-        { row: "uniqueItems", cell: "→ description" },
-        { row: "contains", cell: "→ description" },
-        { row: "keyConstraints", cell: "→ description" },
-        { row: "unevaluated", cell: "→ description" },
-      ],
+      movedToDescription("uniqueItems", "contains", "keyConstraints", "unevaluated"),
       "warning",
     ),
     llamaPatterns,

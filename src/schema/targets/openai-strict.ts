@@ -3,6 +3,7 @@ import { describeKeywords, formats, tuplesToItems } from "../rules/keywords.js";
 import { openaiStrictLimits } from "../rules/limits.js";
 import { jsonEncode, strictObjects } from "../rules/objects.js";
 import { inferTypes } from "../rules/types.js";
+import { movedToDescription } from "../rules/rule.js";
 import { COMMON_RULES } from "./common.js";
 import type { TargetDefinition } from "./types.js";
 
@@ -24,14 +25,7 @@ export const openaiStrict: TargetDefinition = {
     describeKeywords(
       "openai-strict-keywords",
       ["minLength", "maxLength", "uniqueItems", "contains", "minContains", "maxContains", "minProperties", "maxProperties", "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems"],
-      [
-        { row: "stringLength", cell: "→ description" },
-        { row: "uniqueItems", cell: "→ description" },
-        { row: "contains", cell: "→ description" },
-        { row: "propertyCount", cell: "→ description" },
-        { row: "keyConstraints", cell: "→ description" },
-        { row: "unevaluated", cell: "→ description" },
-      ],
+      movedToDescription("stringLength", "uniqueItems", "contains", "propertyCount", "keyConstraints", "unevaluated"),
     ),
     formats("openai-strict-formats", OPENAI_STRICT_FORMATS, "kept if date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid; else → description"),
     strictObjects(true),

@@ -3,6 +3,7 @@ import { describeKeywords } from "../rules/keywords.js";
 import { explicitOpenObjects } from "../rules/objects.js";
 import { inlineRefs } from "../rules/refs.js";
 import { slashEnum } from "../rules/types.js";
+import { movedToDescription } from "../rules/rule.js";
 import { COMMON_RULES } from "./common.js";
 import type { TargetDefinition } from "./types.js";
 
@@ -21,10 +22,9 @@ export const xai: TargetDefinition = {
       "xai-keywords",
       ["pattern", "format", "minLength", "maxLength", "minItems", "maxItems", "minContains", "maxContains"],
       [
-        { row: "pattern", cell: "→ description" },
+        ...movedToDescription("pattern"),
         { row: "format", cell: "every `format` → description (400 on xAI Responses, even `date-time`)" },
-        { row: "stringLength", cell: "→ description" },
-        { row: "itemCount", cell: "→ description" },
+        ...movedToDescription("stringLength", "itemCount"),
         { row: "contains", cell: "`min/maxContains` → description" },
       ],
     ),

@@ -7,19 +7,11 @@ import {
   unwrapInvokeModelChunk,
 } from "../framing/aws-eventstream.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
+import { ANTHROPIC_MESSAGE_EVENTS } from "../providers/fields.js";
 import { ImportError } from "./errors.js";
 import { plural } from "./text.js";
 
-const ANTHROPIC_EVENT_TYPES = new Set([
-  "message_start",
-  "content_block_start",
-  "content_block_delta",
-  "content_block_stop",
-  "message_delta",
-  "message_stop",
-  "ping",
-  "error",
-]);
+const ANTHROPIC_EVENT_TYPES: ReadonlySet<string> = new Set([...ANTHROPIC_MESSAGE_EVENTS, "ping", "error"]);
 
 export interface EventStreamBody {
   events: ProviderEvent[];

@@ -1,11 +1,10 @@
-import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
+import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
 import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
-import { mintCallId } from "../util/hash.js";
-import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { blockCallId, fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -133,13 +132,7 @@ export function anthropicCodec(turn: TurnBuilder): ProviderCodec {
       blocks.set(index, { kind: "opaque", block: { type: "opaque", blockType: type, value: contentBlock }, stopped: false });
     } else if (type === "tool_use" || SERVER_CALL_TYPES.has(type)) {
       const name = stringField(contentBlock, "name") ?? "";
-      let id = stringField(contentBlock, "id");
-      const minted = !id || isPlaceholderId(id);
-      if (!id || minted) {
-        id = mintCallId("toolu_tw_", name, "", index);
-        warn("call_id_minted", `The ${type} block at index ${index} has no id; a deterministic id ${id} was minted.`, undefined, index);
-      }
-      if (!name) warn("call_name_missing", `The ${type} block at index ${index} has no name.`, undefined, index);
+      const { id, minted } = blockCallId(stringField(contentBlock, "id"), name, index, { block: `${type} block`, idKey: "id", prefix: "toolu_tw_" }, warn);
       const providerFields = fieldsExcept(contentBlock, ["type", "id", "name", "input"]);
       if (type !== "tool_use") providerFields.blockType = type;
       const call = turn.calls.open({

@@ -1,11 +1,10 @@
-import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
+import type { TurnBuilder, TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
 import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/equal.js";
-import { mintCallId } from "../util/hash.js";
-import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
+import { ANTHROPIC_MESSAGE_EVENTS, blockCallId, fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
 /**
@@ -36,7 +35,7 @@ const STOP_REASONS: Record<string, FinishReason> = {
 const EVENT_NAMES = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
 
 /** Native Anthropic events, which reach this decoder only when an InvokeModel body is decoded as ConverseStream. */
-const ANTHROPIC_EVENTS = new Set(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "chunk"]);
+const ANTHROPIC_EVENTS: ReadonlySet<string> = new Set([...ANTHROPIC_MESSAGE_EVENTS, "chunk"]);
 
 /** Exception members of the ConverseStream output union (the SDK's wrapped form names them so). */
 const EXCEPTION_SUFFIX = "Exception";
@@ -105,13 +104,7 @@ export function bedrockCodec(turn: TurnBuilder): ProviderCodec {
       const toolUse = start.toolUse;
       const name = stringField(toolUse, "name") ?? "";
       const type = stringField(toolUse, "type");
-      let id = stringField(toolUse, "toolUseId");
-      const minted = !id || isPlaceholderId(id);
-      if (!id || minted) {
-        id = mintCallId("tooluse_tw_", name, "", index);
-        warn("call_id_minted", `The toolUse block at index ${index} has no toolUseId; a deterministic id ${id} was minted.`, undefined, index);
-      }
-      if (!name) warn("call_name_missing", `The toolUse block at index ${index} has no name.`, undefined, index);
+      const { id, minted } = blockCallId(stringField(toolUse, "toolUseId"), name, index, { block: "toolUse block", idKey: "toolUseId", prefix: "tooluse_tw_" }, warn);
       const providerFields = fieldsExcept(toolUse, ["toolUseId", "name", "input"]);
       const call = turn.calls.open({
         id,

@@ -1,17 +1,11 @@
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { isPlainObject } from "../json/equal.js";
 import { ToolwireError } from "../errors.js";
+import { ANTHROPIC_MESSAGE_EVENTS } from "./fields.js";
 
 /** Recognizes a provider from the shape of its payloads, for recorded files that do not say. */
 
-const ANTHROPIC_TYPES = new Set([
-  "message_start",
-  "content_block_start",
-  "content_block_delta",
-  "content_block_stop",
-  "message_delta",
-  "message_stop",
-]);
+const ANTHROPIC_TYPES: ReadonlySet<string> = new Set(ANTHROPIC_MESSAGE_EVENTS);
 
 const BEDROCK_KEYS = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
 

@@ -1,5 +1,11 @@
 import type { ProviderEvent, Usage } from "../types.js";
+import type { DiagnosticCode } from "../diagnostics/codes.js";
+import { isPlaceholderId } from "../assemble/call-ids.js";
 import { isPlainObject } from "../json/equal.js";
+import { mintCallId } from "../util/hash.js";
+
+/** The message types of Anthropic's Messages stream (also inside Bedrock InvokeModel chunks). */
+export const ANTHROPIC_MESSAGE_EVENTS = ["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"] as const;
 
 /** Typed reads from untrusted payloads: wrong types read as absent, never throw. */
 export function stringField(object: unknown, key: string): string | null {
@@ -38,6 +44,25 @@ export function describeNonJson(text: string): string {
 export function eventType(event: ProviderEvent): string {
   const fromData = stringField(event.data, "type");
   return fromData ?? event.event ?? "unknown";
+}
+
+/**
+ * The id of a call that opens as a content block: the id as sent, or, when none came or it is a
+ * placeholder, one minted from the name and the block index. A minted id and a missing name are
+ * reported, naming the block (`block`) and its id field (`idKey`).
+ */
+export function blockCallId(
+  sent: string | null,
+  name: string,
+  index: number,
+  wire: { block: string; idKey: string; prefix: string },
+  warn: (code: DiagnosticCode, message: string, data: undefined, providerIndex: number) => void,
+): { id: string; minted: boolean } {
+  const minted = !sent || isPlaceholderId(sent);
+  const id = minted ? mintCallId(wire.prefix, name, "", index) : sent;
+  if (minted) warn("call_id_minted", `The ${wire.block} at index ${index} has no ${wire.idKey}; a deterministic id ${id} was minted.`, undefined, index);
+  if (!name) warn("call_name_missing", `The ${wire.block} at index ${index} has no name.`, undefined, index);
+  return { id, minted };
 }
 
 /** Token counts read off the wire, by Usage field (null: the provider did not say). */

@@ -23,9 +23,8 @@ export interface ConformanceInput {
   error?: string;
 }
 
-export interface ConformanceRow {
-  provider: string;
-  file: string;
+/** What a conformance row and the summary both count. */
+interface CallCounts {
   streams: number;
   calls: number;
   serverCalls: number;
@@ -33,6 +32,13 @@ export interface ConformanceRow {
   repaired: number;
   truncated: number;
   invalid: number;
+}
+
+const CALL_COUNTS = ["streams", "calls", "serverCalls", "repaired", "truncated", "invalid"] as const;
+
+export interface ConformanceRow extends CallCounts {
+  provider: string;
+  file: string;
   /** How many calls took their arguments from each source (`null` for calls without arguments). */
   sources: Record<string, number>;
   repairs: Record<string, number>;
@@ -45,14 +51,8 @@ export interface ConformanceRow {
   differences: string[];
 }
 
-export interface ConformanceSummary {
+export interface ConformanceSummary extends CallCounts {
   files: number;
-  streams: number;
-  calls: number;
-  serverCalls: number;
-  repaired: number;
-  truncated: number;
-  invalid: number;
   match: number;
   differs: number;
   noExpectation: number;
@@ -168,12 +168,7 @@ export function summarize(rows: readonly ConformanceRow[]): ConformanceSummary {
   };
   for (const row of rows) {
     if (row.draft) summary.drafts++;
-    summary.streams += row.streams;
-    summary.calls += row.calls;
-    summary.serverCalls += row.serverCalls;
-    summary.truncated += row.truncated;
-    summary.invalid += row.invalid;
-    summary.repaired += row.repaired;
+    for (const key of CALL_COUNTS) summary[key] += row[key];
     count(summary.providers, row.provider);
     if (row.verdict === "match") summary.match++;
     else if (row.verdict === "differs") summary.differs++;

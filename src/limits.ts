@@ -49,19 +49,48 @@ export class TooDeepError extends ToolwireError {
   }
 }
 
+/** Reused by every call: the depth check runs on every event, so it allocates nothing per node. */
+const depthNodes: unknown[] = [];
+const depthLevels: number[] = [];
+
 /**
  * True when `value` nests deeper than `max` levels (an object or array is one level). Iterative,
  * and stops at the first branch that proves it.
  */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== "object" || node === null) continue;
-    const level = depth + 1;
-    if (level > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === "object" && child !== null) stack.push([child, level]);
+  if (typeof value !== "object" || value === null) return false;
+  // An explicit stack with a top index: resetting an array's length on every event cost more
+  // than the walk itself on streams of tiny deltas.
+  let top = 0;
+  depthNodes[top] = value;
+  depthLevels[top] = 1;
+  top++;
+  while (top > 0) {
+    top--;
+    const node = depthNodes[top] as object;
+    const level = depthLevels[top] as number;
+    depthNodes[top] = undefined;
+    if (level > max) {
+      for (let i = 0; i < top; i++) depthNodes[i] = undefined;
+      return true;
+    }
+    if (Array.isArray(node)) {
+      for (const child of node) {
+        if (typeof child === "object" && child !== null) {
+          depthNodes[top] = child;
+          depthLevels[top] = level + 1;
+          top++;
+        }
+      }
+    } else {
+      for (const key in node) {
+        const child = (node as Record<string, unknown>)[key];
+        if (typeof child === "object" && child !== null) {
+          depthNodes[top] = child;
+          depthLevels[top] = level + 1;
+          top++;
+        }
+      }
     }
   }
   return false;

@@ -1,8 +1,11 @@
 import { TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 import { provablyShallow, SHALLOW_DEPTH } from "../framing/framed-event.js";
-import { resolveLimits } from "../limits.js";
+import { nestsDeeperThan, resolveLimits } from "../limits.js";
 import type { CodecEvent, DecodedTurn, Decoder, DecoderOptions, Diagnostic, ProviderEvent, ProviderName, TruncationCause, TurnStatus } from "../types.js";
+
+// The whole-response re-encoders import the depth check from here.
+export { nestsDeeperThan } from "../limits.js";
 
 /**
  * What a provider contributes: how to read one wire event into the turn builder, and what the end
@@ -128,46 +131,3 @@ function internalError(error: unknown, where: string, event?: ProviderEvent) {
   };
 }
 
-/** Reused by every call: the depth check runs on every event, so it allocates nothing per node. */
-const depthNodes: unknown[] = [];
-const depthLevels: number[] = [];
-
-/** True when `value` nests deeper than `max` levels; iterative, stops at the first proof. */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  // An explicit stack with a top index: resetting an array's length on every event cost more
-  // than the walk itself on streams of tiny deltas.
-  let top = 0;
-  depthNodes[top] = value;
-  depthLevels[top] = 1;
-  top++;
-  while (top > 0) {
-    top--;
-    const node = depthNodes[top] as object;
-    const level = depthLevels[top] as number;
-    depthNodes[top] = undefined;
-    if (level > max) {
-      for (let i = 0; i < top; i++) depthNodes[i] = undefined;
-      return true;
-    }
-    if (Array.isArray(node)) {
-      for (const child of node) {
-        if (typeof child === "object" && child !== null) {
-          depthNodes[top] = child;
-          depthLevels[top] = level + 1;
-          top++;
-        }
-      }
-    } else {
-      for (const key in node) {
-        const child = (node as Record<string, unknown>)[key];
-        if (typeof child === "object" && child !== null) {
-          depthNodes[top] = child;
-          depthLevels[top] = level + 1;
-          top++;
-        }
-      }
-    }
-  }
-  return false;
-}

@@ -6,7 +6,9 @@ import {
   isLocalRef,
   isPlainObject,
   isSchemaNode,
+  literal,
   preview,
+  requiredOf,
   setOwn,
   type Schema,
   type SchemaNode,
@@ -97,10 +99,6 @@ function editDistance(a: string, b: string, limit: number): number {
   return prev[b.length]!;
 }
 
-function literal(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : preview(value, 40);
-}
-
 /**
  * The condition of an `if` schema in words: `mode='replace'`, `mode in ('a', 'b')`, `path is given`,
  * joined with "and". Falls back to the JSON of the condition.
@@ -112,8 +110,8 @@ export function conditionText(schema: Schema): string {
   if (isPlainObject(schema.properties)) {
     for (const [key, sub] of Object.entries(schema.properties)) {
       if (!isSchemaNode(sub)) continue;
-      if ("const" in sub) parts.push(`${key}=${literal(sub.const)}`);
-      else if (Array.isArray(sub.enum) && sub.enum.length === 1) parts.push(`${key}=${literal(sub.enum[0])}`);
+      if ("const" in sub) parts.push(`${key}=${literal(sub.const, 40)}`);
+      else if (Array.isArray(sub.enum) && sub.enum.length === 1) parts.push(`${key}=${literal(sub.enum[0], 40)}`);
       else if (Array.isArray(sub.enum)) parts.push(`${key} in (${sub.enum.map(literal).join(", ")})`);
       else continue;
       covered.add(key);
@@ -159,7 +157,7 @@ export function requirementLines(schema: Schema): string[] {
       nodes.forEach((_, i) => {
         const p = pinned[i]!;
         const needs = sets[i]!.filter((f) => f !== p.key && !required.includes(f));
-        if (needs.length > 0) lines.push(`When ${p.key}=${literal(p.value)}: also ${needs.join(", ")}.`);
+        if (needs.length > 0) lines.push(`When ${p.key}=${literal(p.value, 40)}: also ${needs.join(", ")}.`);
       });
     } else if (sets.every((s) => s.length > 0)) {
       const lead = keyword === "anyOf" ? "Provide at least one of" : "Provide exactly one of";
@@ -177,10 +175,6 @@ function pinnedProperty(node: SchemaNode): { key: string; value: unknown } | nul
     if (Array.isArray(sub.enum) && sub.enum.length === 1) return { key, value: sub.enum[0] };
   }
   return null;
-}
-
-function requiredOf(node: SchemaNode): string[] {
-  return Array.isArray(node.required) ? node.required.filter((x): x is string => typeof x === "string") : [];
 }
 
 function resolveNode(schema: Schema, root: Schema, depth = 0): SchemaNode | null {

@@ -259,6 +259,16 @@ export function isLocalRef(ref: unknown): ref is string {
   return typeof ref === "string" && ref.startsWith("#");
 }
 
+/** The names in a node's `required` list (entries that are not strings are left out). */
+export function requiredOf(node: SchemaNode): string[] {
+  return Array.isArray(node.required) ? node.required.filter((x): x is string => typeof x === "string") : [];
+}
+
+/** A value as messages quote it: a string in single quotes, anything else as its JSON preview. */
+export function literal(value: unknown, max = 60): string {
+  return typeof value === "string" ? `'${value}'` : preview(value, max);
+}
+
 /** Compact one-line JSON for messages, cut at `max` characters. */
 export function preview(value: unknown, max = 60): string {
   let text: string;

@@ -9,7 +9,9 @@ import {
   isPlainObject,
   isSchemaNode,
   jsonTypeOf,
+  literal,
   preview,
+  requiredOf,
   type Schema,
   type SchemaNode,
 } from "./json-schema.js";
@@ -426,10 +428,6 @@ function formatFieldSets(sets: string[][]): string {
   return sets.map((s) => (s.length === 1 ? s[0] : `(${s.join(", ")})`)).join(" or ");
 }
 
-function requiredOf(node: SchemaNode): string[] {
-  return Array.isArray(node.required) ? node.required.filter((x): x is string => typeof x === "string") : [];
-}
-
 /** Every branch failed only on its type/enum/const at this location: say "expected A or B". */
 function typeUnionIssue(
   explained: ValidationIssue[][],
@@ -485,10 +483,6 @@ function matchedDiscriminator(branch: SchemaNode, value: unknown): { key: string
     if (pinned && JSON.stringify(pinned[0]) === JSON.stringify(value[key])) return { key, text: `${key}=${literal(pinned[0])}` };
   }
   return null;
-}
-
-function literal(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : preview(value);
 }
 
 function describeNot(schema: Schema): string {

@@ -5,7 +5,9 @@ import {
   isLocalRef,
   isPlainObject,
   isSchemaNode,
+  literal,
   preview,
+  requiredOf,
   setOwn,
   stableStringify,
   transformNodesTopDown,
@@ -22,14 +24,6 @@ import { describeConstraint, nodeRule, type Finding, type Rule, type RuleContext
  * ("REQUIRED when mode='replace'."). Local validation keeps using the original schema, so the
  * real contract is still enforced; the sanitized schema only ever gets looser.
  */
-
-function requiredOf(node: SchemaNode): string[] {
-  return Array.isArray(node.required) ? node.required.filter((x): x is string => typeof x === "string") : [];
-}
-
-function literal(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : preview(value, 40);
-}
 
 function resolveLocal(schema: unknown, root: SchemaNode, depth = 0): SchemaNode | null {
   if (!isSchemaNode(schema)) return null;
@@ -188,7 +182,7 @@ function flattenBranches(node: SchemaNode, keyword: "anyOf" | "oneOf", root: Sch
 
   if (key !== null) {
     branches.forEach((b, i) => {
-      const condition = `when ${key}=${literal(pinned(b, key)!.value)}`;
+      const condition = `when ${key}=${literal(pinned(b, key)!.value, 40)}`;
       for (const field of sets[i]!) if (field !== key && !alreadyRequired.has(field)) notes.requireWhen(field, condition);
     });
     return out;

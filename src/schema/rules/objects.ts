@@ -3,6 +3,7 @@ import {
   isPlainObject,
   isSchemaNode,
   rebuildChildren,
+  requiredOf,
   setOwn,
   transformNodes,
   visitNodes,
@@ -132,10 +133,6 @@ export function jsonEncode(options: JsonEncodeOptions): Rule {
 function ambiguousStrings(branches: BranchMap[]): boolean {
   const stringy = branches.filter((b) => b.out.types === null || b.out.types.includes("string"));
   return stringy.length > 1 && branches.some((b) => b.map.json);
-}
-
-function requiredOf(node: SchemaNode): string[] {
-  return Array.isArray(node.required) ? node.required.filter((x): x is string => typeof x === "string") : [];
 }
 
 /** True when the schema already admits null (a `$ref` is assumed not to). */

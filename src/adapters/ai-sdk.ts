@@ -1,6 +1,7 @@
 import { createDecoder } from "../providers/registry.js";
 import { repairWholeResponse } from "../reencode/whole.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * A language-model middleware for the Vercel AI SDK (`wrapLanguageModel({ model, middleware:
@@ -118,17 +119,13 @@ export function aiSdkProviderOf(provider: string): ProviderName | null {
   return null;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** A raw chunk as the decoder's event: the event name from `type` where the protocol puts it there; Bedrock's one-key SDK form unwrapped. */
 function eventOf(provider: ProviderName, raw: unknown): ProviderEvent {
-  if (provider === "bedrock" && isRecord(raw)) {
+  if (provider === "bedrock" && isPlainObject(raw)) {
     const keys = Object.keys(raw);
-    if (keys.length === 1 && isRecord(raw[keys[0] as string])) return { event: keys[0] as string, data: raw[keys[0] as string] };
+    if (keys.length === 1 && isPlainObject(raw[keys[0] as string])) return { event: keys[0] as string, data: raw[keys[0] as string] };
   }
-  if ((provider === "anthropic" || provider === "openai-responses") && isRecord(raw) && typeof raw.type === "string") return { event: raw.type, data: raw };
+  if ((provider === "anthropic" || provider === "openai-responses") && isPlainObject(raw) && typeof raw.type === "string") return { event: raw.type, data: raw };
   return { data: raw };
 }
 
@@ -154,7 +151,7 @@ function callId(call: ToolCall): string {
 
 /** The tool-call part for one of toolwire's client calls, keeping what the provider's own part carried. */
 function callPart(call: ToolCall, original: StreamPart | undefined): StreamPart {
-  const providerMetadata = isRecord(original?.providerMetadata) ? original.providerMetadata : {};
+  const providerMetadata = isPlainObject(original?.providerMetadata) ? original.providerMetadata : {};
   return {
     ...(original ?? {}),
     type: "tool-call",

@@ -1,4 +1,5 @@
 import type { HistoryFormat } from "../history/index.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * Which provider's message format a conversation history is written in, from what only that format
@@ -14,17 +15,13 @@ export interface HistoryDetection {
   votes: Partial<Record<HistoryFormat, number>>;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 const RESPONSES_TYPES = new Set(["function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output", "item_reference", "web_search_call", "file_search_call", "computer_call", "computer_call_output", "local_shell_call", "mcp_call"]);
 const RESPONSES_CONTENT = new Set(["input_text", "output_text", "input_image", "input_file", "refusal"]);
 const ANTHROPIC_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "document", "image", "text", "search_result", "container_upload"]);
 const BEDROCK_BLOCKS = ["toolUse", "toolResult", "reasoningContent", "cachePoint", "guardContent"];
 
 function voteOf(message: unknown): HistoryFormat | null {
-  if (!isRecord(message)) return null;
+  if (!isPlainObject(message)) return null;
   if (Array.isArray(message.parts) || message.role === "model") return "gemini";
   if (typeof message.type === "string" && (RESPONSES_TYPES.has(message.type) || message.type === "message")) return "openai-responses";
   if (message.role === "tool" || message.role === "system" || message.role === "developer" || message.role === "function" || Array.isArray(message.tool_calls) || "tool_call_id" in message) {
@@ -33,7 +30,7 @@ function voteOf(message: unknown): HistoryFormat | null {
   const content = message.content;
   if (!Array.isArray(content)) return null;
   for (const block of content) {
-    if (!isRecord(block)) continue;
+    if (!isPlainObject(block)) continue;
     if (BEDROCK_BLOCKS.some((key) => key in block)) return "bedrock";
     if (typeof block.type === "string") {
       if (RESPONSES_CONTENT.has(block.type)) return "openai-responses";
@@ -55,7 +52,7 @@ export function detectHistoryFormat(document: unknown): HistoryDetection {
   let messages: unknown[] = [];
   if (Array.isArray(document)) {
     messages = document;
-  } else if (isRecord(document)) {
+  } else if (isPlainObject(document)) {
     if (Array.isArray(document.contents)) {
       vote("gemini", 2);
       messages = document.contents;

@@ -2,7 +2,8 @@ import type { RecordedStream } from "../framing/records.js";
 import type { ProviderEvent } from "../types.js";
 import { ImportError } from "./errors.js";
 import { providerFromUrl } from "./http.js";
-import { headersFromObject, isRecord, pathOf } from "./json-document.js";
+import { headersFromObject, pathOf } from "./json-document.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * The replay files of Google's GenAI SDKs (js-genai `recordID`/`bodySegments`/`statusCode`,
@@ -17,9 +18,9 @@ function bodySegmentsOf(response: Record<string, unknown>): unknown {
 }
 
 export function isGenaiReplay(doc: unknown): boolean {
-  if (!isRecord(doc) || !Array.isArray(doc.interactions)) return false;
+  if (!isPlainObject(doc) || !Array.isArray(doc.interactions)) return false;
   if (typeof doc.recordID === "string" || typeof doc.replay_id === "string") return true;
-  return doc.interactions.some((interaction) => isRecord(interaction) && isRecord(interaction.response) && Array.isArray(bodySegmentsOf(interaction.response)));
+  return doc.interactions.some((interaction) => isPlainObject(interaction) && isPlainObject(interaction.response) && Array.isArray(bodySegmentsOf(interaction.response)));
 }
 
 function statusOf(response: Record<string, unknown>): number | null {
@@ -28,17 +29,17 @@ function statusOf(response: Record<string, unknown>): number | null {
 }
 
 export function genaiReplayToStreams(doc: unknown, file: string, notes: string[]): RecordedStream[] {
-  if (!isRecord(doc) || !Array.isArray(doc.interactions)) {
+  if (!isPlainObject(doc) || !Array.isArray(doc.interactions)) {
     throw new ImportError("a GenAI replay file needs an 'interactions' list", "malformed", file);
   }
   const streams: RecordedStream[] = [];
   let chunks = 0;
   doc.interactions.forEach((interaction: unknown, index: number) => {
     const label = `interaction-${index}: `;
-    if (!isRecord(interaction) || !isRecord(interaction.response)) {
+    if (!isPlainObject(interaction) || !isPlainObject(interaction.response)) {
       throw new ImportError(`interactions[${index}] has no 'response' object (expected a GenAI SDK replay interaction)`, "malformed", file);
     }
-    const request = isRecord(interaction.request) ? interaction.request : {};
+    const request = isPlainObject(interaction.request) ? interaction.request : {};
     const response = interaction.response;
     const url = typeof request.url === "string" ? request.url : null;
     const method = typeof request.method === "string" ? request.method : "request";

@@ -2,7 +2,8 @@ import type { RecordedStream } from "../framing/records.js";
 import type { BodyInflater } from "./decompress.js";
 import { ImportError } from "./errors.js";
 import { exchangeToStream } from "./http.js";
-import { base64Body, headersFromPairs, isRecord, withoutStaleEncoding } from "./json-document.js";
+import { base64Body, headersFromPairs, withoutStaleEncoding } from "./json-document.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * HAR 1.2 (HTTP Archive): `{log: {entries: [{request, response}]}}`, as written by Polly.js,
@@ -12,23 +13,23 @@ import { base64Body, headersFromPairs, isRecord, withoutStaleEncoding } from "./
  */
 
 export function isHar(doc: unknown): boolean {
-  return isRecord(doc) && isRecord(doc.log) && Array.isArray(doc.log.entries);
+  return isPlainObject(doc) && isPlainObject(doc.log) && Array.isArray(doc.log.entries);
 }
 
 export function harToStreams(doc: unknown, file: string, notes: string[], inflater?: BodyInflater): RecordedStream[] {
-  if (!isRecord(doc) || !isRecord(doc.log) || !Array.isArray(doc.log.entries)) {
+  if (!isPlainObject(doc) || !isPlainObject(doc.log) || !Array.isArray(doc.log.entries)) {
     throw new ImportError("a HAR file needs a 'log' object with an 'entries' list", "malformed", file);
   }
   const streams: RecordedStream[] = [];
   doc.log.entries.forEach((entry: unknown, index: number) => {
     const label = `interaction-${index}: `;
-    if (!isRecord(entry) || !isRecord(entry.response)) {
+    if (!isPlainObject(entry) || !isPlainObject(entry.response)) {
       throw new ImportError(`log.entries[${index}] has no 'response' object (expected a HAR 1.2 entry)`, "malformed", file);
     }
-    const request = isRecord(entry.request) ? entry.request : {};
+    const request = isPlainObject(entry.request) ? entry.request : {};
     const response = entry.response;
     const content = response.content;
-    if (!isRecord(content)) {
+    if (!isPlainObject(content)) {
       notes.push(`${label}skipped: the response has no 'content' object`);
       return;
     }

@@ -6,6 +6,7 @@ import { codingOf, type BodyInflater } from "./decompress.js";
 import { eventStreamBodyToEvents, looksLikeEventStream } from "./eventstream.js";
 import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
 import { sseBodyToEvents } from "./sse.js";
+import { pathOf } from "./json-document.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { isJson } from "../json/equal.js";
 
@@ -136,14 +137,5 @@ function withoutEncoding(headers: Map<string, string>): Map<string, string> {
   const copy = new Map(headers);
   copy.delete("content-encoding");
   return copy;
-}
-
-function pathOf(url: string | null): string {
-  if (!url) return "";
-  try {
-    return new URL(url).pathname;
-  } catch {
-    return url.split("?")[0] ?? url;
-  }
 }
 

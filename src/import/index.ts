@@ -9,13 +9,14 @@ import { genaiReplayToStreams, isGenaiReplay } from "./genai-replay.js";
 import { harToStreams, isHar } from "./har.js";
 import { httprrToStreams, isHttprr } from "./httprr.js";
 import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
-import { isRecord, keysOf } from "./json-document.js";
+import { keysOf } from "./json-document.js";
 import { jsonLinesToEvents } from "./json-lines.js";
 import { sseBodyToEvents } from "./sse.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { splitConcatenatedMessages } from "./split-messages.js";
 import { isTestAgentCassette, testAgentToStreams } from "./test-agent.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
+import { isPlainObject } from "../json/equal.js";
 
 export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
 export { providerFromUrl } from "./http.js";
@@ -140,7 +141,7 @@ function jsonObjectKind(text: string, first: string): DetectedFormat | Sniffed {
     if (detectCassette(doc) !== null) return { format: "json-cassette", doc };
     if (isHar(doc)) return { format: "har", doc };
     if (isTestAgentCassette(doc)) return { format: "ddapm-test-agent", doc };
-    if (!isRecord(doc) || !/[\r\n]/.test(text.trim())) return jsonLinesKind(text);
+    if (!isPlainObject(doc) || !/[\r\n]/.test(text.trim())) return jsonLinesKind(text);
     return { format: "json-document", doc, problem: `a JSON document of an unknown container format: expected ${JSON_CONTAINERS_HELP}; its top-level keys are ${keysOf(doc)}` };
   }
   if (parsesAsJson(first)) return jsonLinesKind(text);

@@ -2,16 +2,13 @@ import { base64ToBytes } from "../framing/aws-eventstream.js";
 import { ImportError } from "./errors.js";
 import { looksLikeEventStream } from "./eventstream.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * Helpers shared by the readers of recordings that are one JSON document (HAR, ddapm-test-agent
  * cassettes, Google GenAI SDK replays): field access on unknown JSON, header maps, base64 bodies,
  * and the `Content-Encoding` a recorder left on a body it stored decoded.
  */
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function headerValue(value: unknown): string | null {
   if (typeof value === "string") return value;
@@ -32,7 +29,7 @@ function addHeader(headers: Map<string, string>, name: string, value: string): v
 /** Headers stored as an object (`{"Content-Type": "…"}`; a value may be a list): lower-cased names. */
 export function headersFromObject(value: unknown): Map<string, string> {
   const headers = new Map<string, string>();
-  if (!isRecord(value)) return headers;
+  if (!isPlainObject(value)) return headers;
   for (const [name, raw] of Object.entries(value)) {
     const text = headerValue(raw);
     if (text !== null) addHeader(headers, name, text);
@@ -45,7 +42,7 @@ export function headersFromPairs(value: unknown): Map<string, string> {
   const headers = new Map<string, string>();
   if (!Array.isArray(value)) return headers;
   for (const pair of value) {
-    if (!isRecord(pair) || typeof pair.name !== "string") continue;
+    if (!isPlainObject(pair) || typeof pair.name !== "string") continue;
     const text = headerValue(pair.value);
     if (text !== null) addHeader(headers, pair.name, text);
   }

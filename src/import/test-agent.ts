@@ -2,7 +2,8 @@ import type { RecordedStream } from "../framing/records.js";
 import type { BodyInflater } from "./decompress.js";
 import { ImportError } from "./errors.js";
 import { exchangeToStream } from "./http.js";
-import { base64Body, headersFromObject, isRecord, withoutStaleEncoding } from "./json-document.js";
+import { base64Body, headersFromObject, withoutStaleEncoding } from "./json-document.js";
+import { isPlainObject } from "../json/equal.js";
 
 /**
  * The JSON cassette of Datadog's APM test agent (ddapm-test-agent's VCR proxy, used by dd-trace-js
@@ -15,17 +16,17 @@ import { base64Body, headersFromObject, isRecord, withoutStaleEncoding } from ".
 const BASE64_PREFIX = "base64:";
 
 export function isTestAgentCassette(doc: unknown): boolean {
-  return isRecord(doc) && isRecord(doc.request) && isRecord(doc.response) && "body" in doc.response && ("status" in doc.response || "headers" in doc.response);
+  return isPlainObject(doc) && isPlainObject(doc.request) && isPlainObject(doc.response) && "body" in doc.response && ("status" in doc.response || "headers" in doc.response);
 }
 
 function statusOf(status: unknown): number | null {
   if (typeof status === "number") return status;
-  if (isRecord(status) && typeof status.code === "number") return status.code;
+  if (isPlainObject(status) && typeof status.code === "number") return status.code;
   return null;
 }
 
 export function testAgentToStreams(doc: unknown, file: string, notes: string[], inflater?: BodyInflater): RecordedStream[] {
-  if (!isRecord(doc) || !isRecord(doc.request) || !isRecord(doc.response)) {
+  if (!isPlainObject(doc) || !isPlainObject(doc.request) || !isPlainObject(doc.response)) {
     throw new ImportError("a test-agent cassette needs 'request' and 'response' objects", "malformed", file);
   }
   const { request, response } = doc;

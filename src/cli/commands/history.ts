@@ -10,6 +10,7 @@ import { parseCommandArgs, usageError } from "../args.js";
 import { CliError, EXIT, type CliContext } from "../context.js";
 import { describeVotes, detectHistoryFormat } from "../history-detect.js";
 import { ioReason, readInputText } from "../input.js";
+import { plural } from "../../import/text.js";
 
 export const summary = "check or repair the pairing of tool calls and results in a conversation history file";
 
@@ -156,10 +157,6 @@ function table(rows: Array<{ index: number; code: string; ids: string[]; message
     const ids = row.ids.length > 0 ? ` [${row.ids.join(", ")}]` : "";
     return `  message ${String(row.index).padEnd(4)} ${row.code.padEnd(codeWidth)}  ${row.message}${ids}`;
   });
-}
-
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {

@@ -12,6 +12,7 @@ import { RecordFormatError } from "../../framing/records.js";
 import { createDecoder } from "../../providers/registry.js";
 import type { StreamingDecoder } from "../../providers/codec.js";
 import { fitLine } from "../text.js";
+import { plural } from "../../import/text.js";
 import { textCallsOption } from "../tools-file.js";
 import { wrapWords } from "../../util/wrap.js";
 
@@ -288,10 +289,6 @@ function add(totals: Totals, turn: DecodedTurn): void {
     else if (call.error) totals.invalid++;
     else if (call.repairs.length > 0) totals.repaired++;
   }
-}
-
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
 /**

@@ -622,24 +622,10 @@ function convertError(error: ErrorObject, path: PathSegment[], received: unknown
     case "items":
     case "additionalItems":
       if (typeof params.limit !== "number") return { code: "other", path, keyword: error.keyword, received, message: error.message ?? `fails ${error.keyword}` };
-      return {
-        code: "items",
-        path,
-        keyword: error.keyword,
-        expected: params.limit,
-        received,
-        message: `must have at most ${params.limit} item${params.limit === 1 ? "" : "s"}; received ${Array.isArray(received) ? received.length : "?"}`,
-      };
+      return { code: "items", path, keyword: error.keyword, expected: params.limit, received, message: itemCountMessage("at most", params.limit, received) };
     case "minItems":
     case "maxItems":
-      return {
-        code: "items",
-        path,
-        keyword: error.keyword,
-        expected: params.limit,
-        received,
-        message: `must have ${error.keyword === "minItems" ? "at least" : "at most"} ${String(params.limit)} item${params.limit === 1 ? "" : "s"}; received ${Array.isArray(received) ? received.length : "?"}`,
-      };
+      return { code: "items", path, keyword: error.keyword, expected: params.limit, received, message: itemCountMessage(error.keyword === "minItems" ? "at least" : "at most", params.limit, received) };
     case "uniqueItems":
       return { code: "items", path, keyword: error.keyword, received, message: `items must be unique; items ${String(params.j)} and ${String(params.i)} are equal` };
     case "minProperties":
@@ -658,6 +644,11 @@ function convertError(error: ErrorObject, path: PathSegment[], received: unknown
     default:
       return { code: "other", path, keyword: error.keyword, received, message: error.message ?? `fails ${error.keyword}` };
   }
+}
+
+/** `must have at most 3 items; received 5`. */
+function itemCountMessage(bound: "at least" | "at most", limit: unknown, received: unknown): string {
+  return `must have ${bound} ${String(limit)} item${limit === 1 ? "" : "s"}; received ${Array.isArray(received) ? received.length : "?"}`;
 }
 
 function literalOrDescribe(value: unknown): string {

@@ -101,20 +101,27 @@ function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** Decodes parsed events with `createDecoder`, catching anything thrown (which is itself a violation). */
-export function decodeEventsSafely(provider: ProviderName, events: readonly ProviderEvent[], options: DecoderOptions = {}): DecodeRun {
+/** What both safe runs drive: a push decoder of events or of byte chunks. */
+interface PushDecoder<T> {
+  push(input: T): CodecEvent[];
+  flush(): CodecEvent[];
+  finish(): DecodedTurn;
+}
+
+/** Runs `inputs` through the decoder `create` makes, catching anything thrown (which is itself a violation). */
+function runSafely<T>(create: () => PushDecoder<T>, created: string, inputs: readonly T[], unit: string): DecodeRun {
   const out: CodecEvent[] = [];
   let decoder;
   try {
-    decoder = createDecoder(provider, options);
+    decoder = create();
   } catch (error) {
-    return { turn: null, events: out, thrown: { where: "createDecoder", message: describeError(error) } };
+    return { turn: null, events: out, thrown: { where: created, message: describeError(error) } };
   }
-  for (let i = 0; i < events.length; i++) {
+  for (let i = 0; i < inputs.length; i++) {
     try {
-      for (const event of decoder.push(events[i] as ProviderEvent)) out.push(event);
+      for (const event of decoder.push(inputs[i] as T)) out.push(event);
     } catch (error) {
-      return { turn: null, events: out, thrown: { where: `push(event ${i})`, message: describeError(error) } };
+      return { turn: null, events: out, thrown: { where: `push(${unit} ${i})`, message: describeError(error) } };
     }
   }
   try {
@@ -125,28 +132,14 @@ export function decodeEventsSafely(provider: ProviderName, events: readonly Prov
   }
 }
 
+/** Decodes parsed events with `createDecoder`, catching anything thrown (which is itself a violation). */
+export function decodeEventsSafely(provider: ProviderName, events: readonly ProviderEvent[], options: DecoderOptions = {}): DecodeRun {
+  return runSafely(() => createDecoder(provider, options), "createDecoder", events, "event");
+}
+
 /** Decodes byte chunks with `createByteDecoder`, catching anything thrown (which is itself a violation). */
 export function decodeBytesSafely(provider: ProviderName, chunks: readonly Uint8Array[], options: ByteDecoderOptions = {}): DecodeRun {
-  const out: CodecEvent[] = [];
-  let decoder;
-  try {
-    decoder = createByteDecoder(provider, options);
-  } catch (error) {
-    return { turn: null, events: out, thrown: { where: "createByteDecoder", message: describeError(error) } };
-  }
-  for (let i = 0; i < chunks.length; i++) {
-    try {
-      for (const event of decoder.push(chunks[i] as Uint8Array)) out.push(event);
-    } catch (error) {
-      return { turn: null, events: out, thrown: { where: `push(chunk ${i})`, message: describeError(error) } };
-    }
-  }
-  try {
-    for (const event of decoder.flush()) out.push(event);
-    return { turn: decoder.finish(), events: out, thrown: null };
-  } catch (error) {
-    return { turn: null, events: out, thrown: { where: "finish", message: describeError(error) } };
-  }
+  return runSafely(() => createByteDecoder(provider, options), "createByteDecoder", chunks, "chunk");
 }
 
 // ---------------------------------------------------------------------------------------------

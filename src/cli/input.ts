@@ -7,6 +7,7 @@ import type { TextCallSetting } from "../text-calls/options.js";
 import { isTextCallSyntaxName } from "../text-calls/syntaxes.js";
 import { STDIN } from "./args.js";
 import { CliError, EXIT } from "./context.js";
+import { concatBytes } from "../util/bytes.js";
 
 /**
  * How every command reads recordings, so that missing, unreadable and empty input behave the same
@@ -170,19 +171,8 @@ async function* chunksOf(file: InputSource): AsyncGenerator<Uint8Array> {
 /** The bytes of a file (or standard input), or the input error saying why not. */
 export async function readInputBytes(file: InputSource): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of chunksOf(file)) {
-    parts.push(chunk);
-    size += chunk.length;
-  }
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    bytes.set(part, at);
-    at += part.length;
-  }
-  return bytes;
+  for await (const chunk of chunksOf(file)) parts.push(chunk);
+  return parts.length === 1 ? (parts[0] as Uint8Array) : concatBytes(parts);
 }
 
 /**

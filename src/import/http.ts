@@ -27,12 +27,7 @@ export interface HttpExchange {
  */
 export function providerFromUrl(url: string | null): ProviderName | null {
   if (!url) return null;
-  let path: string;
-  try {
-    path = new URL(url).pathname;
-  } catch {
-    path = url.split("?")[0] ?? url;
-  }
+  let path = pathOf(url);
   try {
     // Bedrock model ids arrive percent-encoded (us.amazon.nova-micro-v1%3A0).
     path = decodeURIComponent(path);

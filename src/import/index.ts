@@ -16,7 +16,7 @@ import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { splitConcatenatedMessages } from "./split-messages.js";
 import { isTestAgentCassette, testAgentToStreams } from "./test-agent.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
-import { isPlainObject } from "../json/equal.js";
+import { isJson, isPlainObject } from "../json/equal.js";
 
 export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
 export { providerFromUrl } from "./http.js";
@@ -112,15 +112,6 @@ function base64OrEmpty(text: string): Uint8Array {
   }
 }
 
-function parsesAsJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Text that opens with '{': one JSON document (a HAR file, a test-agent cassette, a GenAI replay,
  * a VCR.py JSON cassette) or JSON per line. A document of a known container wins; a document of
@@ -144,7 +135,7 @@ function jsonObjectKind(text: string, first: string): DetectedFormat | Sniffed {
     if (!isPlainObject(doc) || !/[\r\n]/.test(text.trim())) return jsonLinesKind(text);
     return { format: "json-document", doc, problem: `a JSON document of an unknown container format: expected ${JSON_CONTAINERS_HELP}; its top-level keys are ${keysOf(doc)}` };
   }
-  if (parsesAsJson(first)) return jsonLinesKind(text);
+  if (isJson(first)) return jsonLinesKind(text);
   return {
     format: "json-document",
     problem: `neither JSON per line (the first line, ${quoteFirst(first)}, is not a complete JSON value) nor one JSON document (${wholeError})`,

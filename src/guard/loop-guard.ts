@@ -1,6 +1,6 @@
 import { compileSchema } from "../schema/compile.js";
 import { buildExample, requirementLines } from "../schema/hints.js";
-import { isPlainObject, isSchemaNode, preview, stableStringify, type Schema, type SchemaNode } from "../schema/json-schema.js";
+import { isPlainObject, isSchemaNode, preview, propertyPin, stableStringify, type Schema, type SchemaNode } from "../schema/json-schema.js";
 import type { ValidationResult } from "../schema/validate.js";
 import type { ToolCallError } from "../types.js";
 import { hashId } from "../util/hash.js";
@@ -245,15 +245,6 @@ export function exampleCalls(schema: Schema): ModeExample[] {
   return built ? [{ mode: "", value: built.value }] : [];
 }
 
-function pinnedValue(node: unknown, key: string): { value: unknown } | null {
-  if (!isSchemaNode(node) || !isPlainObject(node.properties)) return null;
-  const sub = node.properties[key];
-  if (!isSchemaNode(sub)) return null;
-  if ("const" in sub) return { value: sub.const };
-  if (Array.isArray(sub.enum) && sub.enum.length === 1) return { value: sub.enum[0] };
-  return null;
-}
-
 /** The discriminator values a schema's branches or conditions pin, in order. */
 function modesOf(root: SchemaNode): Array<{ key: string; value: unknown }> {
   const found: Array<{ key: string; value: unknown }> = [];
@@ -269,15 +260,15 @@ function modesOf(root: SchemaNode): Array<{ key: string; value: unknown }> {
     if (!Array.isArray(branches) || branches.length < 2) continue;
     const first = branches[0];
     if (!isSchemaNode(first) || !isPlainObject(first.properties)) continue;
-    const key = Object.keys(first.properties).find((k) => branches.every((b) => pinnedValue(b, k) !== null));
-    if (key !== undefined) for (const b of branches) add(key, pinnedValue(b, key)!.value);
+    const key = Object.keys(first.properties).find((k) => branches.every((b) => propertyPin(b, k) !== null));
+    if (key !== undefined) for (const b of branches) add(key, propertyPin(b, key)!.value);
   }
   const conditions = [root, ...(Array.isArray(root.allOf) ? root.allOf : [])];
   for (const node of conditions) {
     if (!isSchemaNode(node) || !isSchemaNode(node.if) || !isPlainObject(node.if.properties)) continue;
     const keys = Object.keys(node.if.properties);
     if (keys.length !== 1) continue;
-    const pin = pinnedValue(node.if, keys[0]!);
+    const pin = propertyPin(node.if, keys[0]!);
     if (pin) add(keys[0]!, pin.value);
   }
   return found;

@@ -7,6 +7,7 @@ import {
   isPlainObject,
   isSchemaNode,
   literal,
+  pinOf,
   preview,
   requiredOf,
   setOwn,
@@ -170,9 +171,8 @@ export function requirementLines(schema: Schema): string[] {
 function pinnedProperty(node: SchemaNode): { key: string; value: unknown } | null {
   if (!isPlainObject(node.properties)) return null;
   for (const [key, sub] of Object.entries(node.properties)) {
-    if (!isSchemaNode(sub)) continue;
-    if ("const" in sub) return { key, value: sub.const };
-    if (Array.isArray(sub.enum) && sub.enum.length === 1) return { key, value: sub.enum[0] };
+    const pin = isSchemaNode(sub) ? pinOf(sub) : null;
+    if (pin) return { key, value: pin.value };
   }
   return null;
 }

@@ -259,6 +259,20 @@ export function isLocalRef(ref: unknown): ref is string {
   return typeof ref === "string" && ref.startsWith("#");
 }
 
+/** The one value a schema allows (`const`, or an `enum` of one value), or null. */
+export function pinOf(schema: SchemaNode): { value: unknown } | null {
+  if ("const" in schema) return { value: schema.const };
+  if (Array.isArray(schema.enum) && schema.enum.length === 1) return { value: schema.enum[0] };
+  return null;
+}
+
+/** The one value property `key` of `node` is pinned to, or null. */
+export function propertyPin(node: unknown, key: string): { value: unknown } | null {
+  if (!isSchemaNode(node) || !isPlainObject(node.properties)) return null;
+  const sub = node.properties[key];
+  return isSchemaNode(sub) ? pinOf(sub) : null;
+}
+
 /** The names in a node's `required` list (entries that are not strings are left out). */
 export function requiredOf(node: SchemaNode): string[] {
   return Array.isArray(node.required) ? node.required.filter((x): x is string => typeof x === "string") : [];

@@ -10,6 +10,7 @@ import {
   isSchemaNode,
   jsonTypeOf,
   literal,
+  pinOf,
   preview,
   requiredOf,
   type Schema,
@@ -479,8 +480,8 @@ function matchedDiscriminator(branch: SchemaNode, value: unknown): { key: string
   if (!isPlainObject(value) || !isPlainObject(branch.properties)) return null;
   for (const [key, sub] of Object.entries(branch.properties)) {
     if (!isSchemaNode(sub) || !(key in value)) continue;
-    const pinned = "const" in sub ? [sub.const] : Array.isArray(sub.enum) && sub.enum.length === 1 ? sub.enum : null;
-    if (pinned && JSON.stringify(pinned[0]) === JSON.stringify(value[key])) return { key, text: `${key}=${literal(pinned[0])}` };
+    const pin = pinOf(sub);
+    if (pin && JSON.stringify(pin.value) === JSON.stringify(value[key])) return { key, text: `${key}=${literal(pin.value)}` };
   }
   return null;
 }

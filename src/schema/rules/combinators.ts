@@ -7,6 +7,7 @@ import {
   isSchemaNode,
   literal,
   preview,
+  propertyPin,
   requiredOf,
   setOwn,
   stableStringify,
@@ -35,23 +36,12 @@ function resolveLocal(schema: unknown, root: SchemaNode, depth = 0): SchemaNode 
   return { ...target, ...siblings };
 }
 
-/** A property pinned to one value (`const` or a one-value `enum`). */
-function pinned(node: SchemaNode, key: string): { value: unknown } | null {
-  const props = node.properties;
-  if (!isPlainObject(props)) return null;
-  const sub = props[key];
-  if (!isSchemaNode(sub)) return null;
-  if ("const" in sub) return { value: sub.const };
-  if (Array.isArray(sub.enum) && sub.enum.length === 1) return { value: sub.enum[0] };
-  return null;
-}
-
 /** The key every branch pins, if there is one (a discriminated union). */
 function discriminatorKey(branches: SchemaNode[]): string | null {
   const first = branches[0];
   if (!first || !isPlainObject(first.properties)) return null;
   for (const key of Object.keys(first.properties)) {
-    if (branches.every((b) => pinned(b, key) !== null)) return key;
+    if (branches.every((b) => propertyPin(b, key) !== null)) return key;
   }
   return null;
 }
@@ -165,7 +155,7 @@ function flattenBranches(node: SchemaNode, keyword: "anyOf" | "oneOf", root: Sch
   for (const name of branchKeys) {
     if (Object.prototype.hasOwnProperty.call(properties, name)) continue;
     const defining = branches.filter((b) => isPlainObject(b.properties) && name in (b.properties as object));
-    const pins = defining.map((b) => pinned(b, name));
+    const pins = defining.map((b) => propertyPin(b, name));
     if (pins.every((p) => p !== null)) {
       const values = uniqueValues(pins.map((p) => p!.value));
       const types = [...new Set(values.map(typeOfValue))];
@@ -182,7 +172,7 @@ function flattenBranches(node: SchemaNode, keyword: "anyOf" | "oneOf", root: Sch
 
   if (key !== null) {
     branches.forEach((b, i) => {
-      const condition = `when ${key}=${literal(pinned(b, key)!.value, 40)}`;
+      const condition = `when ${key}=${literal(propertyPin(b, key)!.value, 40)}`;
       for (const field of sets[i]!) if (field !== key && !alreadyRequired.has(field)) notes.requireWhen(field, condition);
     });
     return out;

@@ -67,15 +67,18 @@ export function blockCallId(
 
 /** Token counts read off the wire, by Usage field (null: the provider did not say). */
 type TokenCounts = { [K in Exclude<keyof Usage, "raw">]?: number | null };
-const USAGE_FIELDS = ["inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "reasoningTokens"] as const;
-
-/** A Usage holding the counts the provider sent, with `raw` its usage object as sent. */
+/**
+ * A Usage holding the counts the provider sent, with `raw` its usage object as sent. One store per
+ * field: a loop over the field names made keyed stores, 2.5x slower (Gemini sends usage on every chunk).
+ */
 export function usageOf(raw: unknown, counts: TokenCounts): Usage {
   const usage: Usage = { raw };
-  for (const field of USAGE_FIELDS) {
-    const count = counts[field];
-    if (count !== null && count !== undefined) usage[field] = count;
-  }
+  if (counts.inputTokens != null) usage.inputTokens = counts.inputTokens;
+  if (counts.outputTokens != null) usage.outputTokens = counts.outputTokens;
+  if (counts.totalTokens != null) usage.totalTokens = counts.totalTokens;
+  if (counts.cacheReadInputTokens != null) usage.cacheReadInputTokens = counts.cacheReadInputTokens;
+  if (counts.cacheCreationInputTokens != null) usage.cacheCreationInputTokens = counts.cacheCreationInputTokens;
+  if (counts.reasoningTokens != null) usage.reasoningTokens = counts.reasoningTokens;
   return usage;
 }
 

@@ -9,7 +9,7 @@ import { createJsonArrayFramer } from "../../src/framing/json-array.js";
 
 interface Read {
   events: unknown[];
-  diagnostics: Array<[string, string, string]>;
+  diagnostics: Array<[string, string | undefined, string]>;
 }
 
 function read(pieces: ReadonlyArray<string | Uint8Array>, maxLineChars?: number): Read {
@@ -19,10 +19,10 @@ function read(pieces: ReadonlyArray<string | Uint8Array>, maxLineChars?: number)
   return { events: events.map((event) => event.data), diagnostics: framer.diagnostics.map((d) => [d.code, d.severity, d.message]) };
 }
 
-const truncated = (chars: number): [string, string, string] => ["json_array_truncated", "warning", `The body ended inside an array element (${chars} characters received); the incomplete element was not decoded.`];
-const trailing = (what: string, at: number): [string, string, string] => ["json_array_trailing_data", "error", `Data follows the end of the JSON ${what} at character ${at}; it was not read.`];
-const tooLong: [string, string, string] = ["json_array_element_too_long", "error", "An array element exceeded 10 characters; the rest of the body was not read."];
-const unterminated = (message: string): [string, string, string] => ["json_array_unterminated", "info", message];
+const truncated = (chars: number): [string, string | undefined, string] => ["json_array_truncated", "warning", `The body ended inside an array element (${chars} characters received); the incomplete element was not decoded.`];
+const trailing = (what: string, at: number): [string, string | undefined, string] => ["json_array_trailing_data", "error", `Data follows the end of the JSON ${what} at character ${at}; it was not read.`];
+const tooLong: [string, string | undefined, string] = ["json_array_element_too_long", "error", "An array element exceeded 10 characters; the rest of the body was not read."];
+const unterminated = (message: string): [string, string | undefined, string] => ["json_array_unterminated", "info", message];
 
 const cases: Array<[string, string, Read, number?]> = [
   ["elements", '[{"a":1},{"b":2}]', { events: [{ a: 1 }, { b: 2 }], diagnostics: [] }],

@@ -3,7 +3,7 @@ import { framedEvent } from "./framed-event.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 import type { Framer } from "./framer.js";
 
-type Phase = "start" | "between" | "element" | "after" | "failed";
+type Phase = "start" | "between" | "element" | "after";
 
 export interface JsonArrayFramerOptions {
   /** Longest element, in characters, before the framer stops reading (what it must buffer for one element). */
@@ -14,145 +14,70 @@ export interface JsonArrayFramerOptions {
  * A push framer for a body that streams one JSON array (Gemini `streamGenerateContent` without
  * `alt=sse`): each top-level element becomes one event as soon as its closing bracket arrives,
  * with bytes split anywhere. A body that is a single object instead (an HTTP error body) is one
- * event.
+ * event. It reads through `JsonArraySplitter` (the re-encoders' reader) and adds what a decoder
+ * needs: the element limit and the diagnostics; the reading stops at the first error.
  */
 export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Framer {
-  const decoder = new TextDecoder("utf-8");
   const maxLineChars = options.maxLineChars ?? Number.POSITIVE_INFINITY;
-  /** Characters of the element being read held in `pieces`. */
-  let pendingLength = 0;
   const diagnostics: Diagnostic[] = [];
-  let phase: Phase = "start";
-  /** True when the body is one bare object rather than an array. */
-  let single = false;
-  let pieces: string[] = [];
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let offset = 0;
+  const splitter = new JsonArraySplitter();
+  let failed = false;
 
   const fail = (code: DiagnosticCode, message: string): void => {
-    phase = "failed";
+    failed = true;
     diagnostics.push({ code, severity: "error", message });
   };
 
-  const tooLong = (length: number): boolean => {
-    if (length <= maxLineChars) return false;
-    fail("json_array_element_too_long", `An array element exceeded ${maxLineChars} characters; the rest of the body was not read.`);
-    return true;
-  };
+  const tooLong = (): void => fail("json_array_element_too_long", `An array element exceeded ${maxLineChars} characters; the rest of the body was not read.`);
 
-  const emit = (text: string, out: ProviderEvent[]): void => {
-    pendingLength = 0;
-    // Checked on complete elements too, so that the outcome does not depend on chunking.
-    if (tooLong(text.length)) return;
-    out.push(elementEvent(text));
-  };
-
-  const scan = (text: string): ProviderEvent[] => {
+  const events = (pieces: readonly RawArrayPiece[]): ProviderEvent[] => {
     const out: ProviderEvent[] = [];
-    let elementStart = phase === "element" ? 0 : -1;
-    for (let i = 0; i < text.length && phase !== "failed"; i++) {
-      const ch = text.charCodeAt(i);
-      if (phase === "element") {
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (ch === 0x5c) escaped = true;
-          else if (ch === 0x22) inString = false;
-          continue;
-        }
-        const nesting = nestingChange(ch);
-        if (ch === 0x22) inString = true;
-        else if (nesting !== 0) {
-          depth += nesting;
-          if (depth === 0 && nesting < 0) {
-            pieces.push(text.slice(elementStart, i + 1));
-            emit(pieces.join(""), out);
-            pieces = [];
-            elementStart = -1;
-            if ((phase as Phase) !== "failed") phase = single ? "after" : "between";
-          }
-        } else if (depth === 0 && (ch === 0x2c || ch === 0x5d || isSpace(ch))) {
-          // A scalar element ends at the first delimiter after it.
-          pieces.push(text.slice(elementStart, i));
-          emit(pieces.join(""), out);
-          pieces = [];
-          elementStart = -1;
-          if ((phase as Phase) !== "failed") phase = ch === 0x5d ? "after" : "between";
-        }
-        continue;
+    for (const piece of pieces) {
+      if (piece.kind !== "element") continue;
+      // Checked on complete elements too, so that the outcome does not depend on chunking.
+      if (piece.raw.length > maxLineChars) {
+        tooLong();
+        return out;
       }
-      if (isSpace(ch) || (ch === 0xfeff && offset + i === 0)) continue;
-      if (phase === "start") {
-        if (ch === 0x5b) {
-          phase = "between";
-        } else if (ch === 0x7b) {
-          single = true;
-          phase = "element";
-          elementStart = i;
-          depth = 1;
-        } else {
-          fail(
-            "json_array_not_array",
-            `The body does not start with a JSON array or object (found ${JSON.stringify(text[i])} at character ${offset + i})${ch === 0x64 ? "; it looks like Server-Sent Events: use the sse framing" : ""}.`,
-          );
-        }
-      } else if (phase === "between") {
-        if (ch === 0x2c) continue;
-        if (ch === 0x5d) {
-          phase = "after";
-          continue;
-        }
-        phase = "element";
-        elementStart = i;
-        depth = 0;
-        if (ch === 0x7b || ch === 0x5b) depth = 1;
-        else if (ch === 0x22) inString = true;
-      } else if (phase === "after") {
-        fail("json_array_trailing_data", `Data follows the end of the JSON ${single ? "object" : "array"} at character ${offset + i}; it was not read.`);
-      }
+      out.push(piece.event);
     }
-    if (phase === "element" && elementStart >= 0) {
-      const rest = text.slice(elementStart);
-      pieces.push(rest);
-      pendingLength += rest.length;
-      if (tooLong(pendingLength)) pieces = [];
-    }
-    offset += text.length;
+    const stray = splitter.stray;
+    if (stray?.after === false) {
+      const hint = stray.found === "d" ? "; it looks like Server-Sent Events: use the sse framing" : "";
+      fail("json_array_not_array", `The body does not start with a JSON array or object (found ${JSON.stringify(stray.found)} at character ${stray.at})${hint}.`);
+    } else if (stray) {
+      fail("json_array_trailing_data", `Data follows the end of the JSON ${splitter.bareObject ? "object" : "array"} at character ${stray.at}; it was not read.`);
+    } else if (splitter.pendingChars > maxLineChars) tooLong();
     return out;
   };
 
   return {
     diagnostics,
     push(chunk) {
-      if (phase === "failed") return [];
-      const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      return text.length > 0 ? scan(text) : [];
+      if (failed) return [];
+      return events(typeof chunk === "string" ? splitter.pushText(chunk) : splitter.push(chunk));
     },
     flush() {
-      if (phase === "failed") return [];
-      const tail = decoder.decode();
-      const out = tail.length > 0 ? scan(tail) : [];
-      if (phase === "element") {
-        const partial = pieces.join("");
-        pieces = [];
-        if (depth === 0 && !inString && partial.trim() !== "") {
-          emit(partial, out);
-        } else {
-          diagnostics.push({
-            code: "json_array_truncated",
-            severity: "warning",
-            message: `The body ended inside an array element (${partial.length} characters received); the incomplete element was not decoded.`,
-          });
-        }
-      } else if (phase === "between" || phase === "start") {
+      if (failed) return [];
+      const state = splitter.state;
+      const pieces = splitter.flush();
+      const out = events(pieces);
+      const last = pieces.at(-1);
+      if (failed) return out;
+      failed = true;
+      if (state === "element" && last?.kind === "between") {
+        diagnostics.push({
+          code: "json_array_truncated",
+          severity: "warning",
+          message: `The body ended inside an array element (${last.raw.length} characters received); the incomplete element was not decoded.`,
+        });
+      } else if (state === "between" || state === "start") {
         diagnostics.push({
           code: "json_array_unterminated",
           severity: "info",
-          message: phase === "start" ? "The body is empty." : "The body ended before the closing ']' of the array.",
+          message: state === "start" ? "The body is empty." : "The body ended before the closing ']' of the array.",
         });
       }
-      phase = "failed";
       return out;
     },
   };
@@ -175,8 +100,8 @@ function isSpace(ch: number): boolean {
 export type RawArrayPiece = { kind: "element"; raw: string; event: ProviderEvent } | { kind: "between"; raw: string };
 
 /**
- * Splits a JSON-array body into its elements without re-encoding them (the raw-preserving twin of
- * `createJsonArrayFramer`, which test/framing/twins.test.ts runs beside it), so that an element nobody needs to change is forwarded as it came. A
+ * Splits a JSON-array body into its elements without re-encoding them, so that an element nobody
+ * needs to change is forwarded as it came (the re-encoders), or read (`createJsonArrayFramer`). A
  * body that is one object (an HTTP error body) is one element. Each character is looked at once;
  * text between elements is released as soon as it is read, an element when its last character is.
  * Pieces are text: forwarding one re-encodes it to the same bytes (a body that is not valid UTF-8
@@ -184,17 +109,47 @@ export type RawArrayPiece = { kind: "element"; raw: string; event: ProviderEvent
  */
 export class JsonArraySplitter {
   private readonly decoder = new TextDecoder();
-  private phase: Exclude<Phase, "failed"> = "start";
+  private phase: Phase = "start";
   private single = false;
   private pieces: string[] = [];
+  /** Characters of the element being read held in `pieces`. */
+  private held = 0;
+  /** Characters scanned before the text being scanned. */
+  private read = 0;
   private depth = 0;
   private inString = false;
   private escaped = false;
   /** The element is a scalar (it ends at a delimiter rather than a closing bracket). */
   private scalar = false;
 
+  /**
+   * The first text that is not the array's (forwarded as text, never decoded): what was found at
+   * which character, before the array or object began, or `after` it ended.
+   */
+  stray: { found: string; at: number; after: boolean } | null = null;
+
+  /** Where the reading is: before the array, between its elements, inside one, after its end. */
+  get state(): Phase {
+    return this.phase;
+  }
+
+  /** The body is one object rather than an array. */
+  get bareObject(): boolean {
+    return this.single;
+  }
+
+  /** Characters of the element being read that wait for its end (what a reader buffers). */
+  get pendingChars(): number {
+    return this.held;
+  }
+
   push(chunk: Uint8Array): RawArrayPiece[] {
     return this.scan(this.decoder.decode(chunk, { stream: true }));
+  }
+
+  /** Text rather than bytes (a body already decoded). */
+  pushText(text: string): RawArrayPiece[] {
+    return this.scan(text);
   }
 
   /** The body ended: the rest of it (an element cut short is forwarded as text: it cannot be decoded). */
@@ -203,6 +158,7 @@ export class JsonArraySplitter {
     if (this.phase === "element") {
       const text = this.pieces.join("");
       this.pieces = [];
+      this.held = 0;
       if (this.scalar && !this.inString && text.trim() !== "") out.push(element(text));
       else if (text !== "") out.push({ kind: "between", raw: text });
     }
@@ -257,7 +213,11 @@ export class JsonArraySplitter {
         }
         continue;
       }
-      if (phase === "after" || isSpace(ch) || ch === 0xfeff) continue;
+      if (phase === "after") {
+        if (this.stray === null && !isSpace(ch)) this.stray = { found: text.charAt(i), at: this.read + i, after: true };
+        continue;
+      }
+      if (isSpace(ch) || ch === 0xfeff) continue;
       if (phase === "start") {
         if (ch === 0x5b) {
           phase = "between";
@@ -266,6 +226,7 @@ export class JsonArraySplitter {
         this.single = ch === 0x7b;
         if (!this.single) {
           // Not JSON at all: forwarded as text, never decoded.
+          this.stray = { found: text.charAt(i), at: this.read + i, after: false };
           phase = "after";
           continue;
         }
@@ -289,9 +250,12 @@ export class JsonArraySplitter {
     this.escaped = escaped;
     this.scalar = scalar;
     if (start < length) {
-      if (phase === "element") this.pieces.push(start === 0 ? text : text.slice(start));
-      else out.push({ kind: "between", raw: text.slice(start) });
+      if (phase === "element") {
+        this.pieces.push(start === 0 ? text : text.slice(start));
+        this.held += length - start;
+      } else out.push({ kind: "between", raw: text.slice(start) });
     }
+    this.read += length;
     return out;
   }
 
@@ -301,6 +265,7 @@ export class JsonArraySplitter {
       this.pieces.push(raw);
       raw = this.pieces.join("");
       this.pieces = [];
+      this.held = 0;
     }
     return element(raw);
   }

@@ -1,4 +1,4 @@
-import { base64ToBytes, bytesToBase64, decodeFrame, readPrelude } from "../framing/aws-eventstream.js";
+import { base64ToBytes, bytesToBase64, decodeFrame, EventStreamFrameSplitter, type EventStreamMessage } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import type { ProviderName } from "../types.js";
 import { concatBytes } from "../util/bytes.js";
@@ -421,79 +421,46 @@ const CLAUDE_FRAMES: FrameReading = {
 
 /**
  * A Bedrock binary AWS event stream (ConverseStream, or Claude's invoke stream): the notice's
- * frames (see the readings above) before the frame that ends the message. Frames are walked by
- * their prelude; one cut across pieces is carried to the next.
+ * frames (see the readings above) before the frame that ends the message. Frames are cut as the
+ * decoder cuts them (one cut across pieces is completed by the next).
  */
 class BedrockWriter implements NoticeWriter {
   constructor(private readonly reading: FrameReading) {}
 
-  /** The bytes of a frame cut across pieces, kept as they came until it is complete (each byte is copied once). */
-  private carry: Uint8Array[] = [];
-  private carried = 0;
-  /** What the carried frame needs in all: its prelude's 12 bytes, then its total length. */
-  private needed = 12;
-  private offset = 0;
+  private readonly frames = new EventStreamFrameSplitter();
+  /** Bytes of the stream before the piece being read. */
+  private seen = 0;
   private maxIndex = -1;
   /** A prelude that did not read: the frames can no longer be told apart, and the notice goes at the end. */
   private lost = false;
 
   split(piece: Uint8Array): number {
     if (this.lost) return -1;
-    const carried = this.carried;
-    if (carried > 0 && carried + piece.length < this.needed) {
-      this.carry.push(piece);
-      this.carried += piece.length;
-      if (this.needed === 12 && this.carried >= 12) this.needed = this.totalOf(concatBytes(this.carry));
-      return -1;
-    }
-    const bytes = carried > 0 ? concatBytes([...this.carry, piece]) : piece;
-    this.carry = [];
-    this.carried = 0;
-    this.needed = 12;
-    let at = 0;
-    while (bytes.length - at >= 12) {
-      const total = this.totalOf(bytes, at);
-      if (this.lost) return -1;
-      if (bytes.length - at < total) break;
-      const frame = bytes.subarray(at, at + total);
-      let type: unknown;
-      let payload: Uint8Array;
+    const pieceStart = this.seen;
+    this.seen += piece.length;
+    this.frames.append(piece);
+    for (;;) {
+      const frameStart = this.frames.offset;
+      let message: EventStreamMessage;
       try {
-        const message = decodeFrame(frame, this.offset + at);
-        type = message.headers[":event-type"];
-        payload = message.payload;
+        const frame = this.frames.next();
+        if (frame === null) return -1;
+        message = decodeFrame(frame, frameStart);
       } catch {
-        at += total;
+        // A frame that does not read is skipped; a prelude that does not, ends the reading: the
+        // re-encoder passed what it could not read, and nothing more is to be learnt from this body.
+        if (this.frames.offset === frameStart) {
+          this.lost = true;
+          return -1;
+        }
         continue;
       }
-      const meaning = this.reading.read(type, payload);
+      const meaning = this.reading.read(message.headers[":event-type"], message.payload);
       if (meaning === "terminal") {
         // A terminal frame begun in an earlier piece has passed in part: the notice then follows it.
-        const start = at - carried;
-        this.offset += at;
-        return start >= 0 ? start : at + total - carried;
+        return frameStart >= pieceStart ? frameStart - pieceStart : this.frames.offset - pieceStart;
       }
       if (meaning !== null) this.maxIndex = Math.max(this.maxIndex, meaning);
-      at += total;
-    }
-    this.offset += at;
-    if (at < bytes.length) {
-      const rest = bytes.slice(at);
-      this.carry = [rest];
-      this.carried = rest.length;
-      if (rest.length >= 12) this.needed = this.totalOf(rest);
-    }
-    return -1;
-  }
-
-  /** The total length a frame's prelude gives (sets `lost` when it does not read). */
-  private totalOf(bytes: Uint8Array, at = 0): number {
-    try {
-      return readPrelude(bytes, at, this.offset + at);
-    } catch {
-      // Not a frame: the re-encoder passed what it could not read; nothing more to learn from this body.
-      this.lost = true;
-      return Number.MAX_SAFE_INTEGER;
     }
   }
 

@@ -3,6 +3,7 @@ import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
 import type { Reencoder } from "./types.js";
 import type { HeldBlock } from "./hold.js";
+import { BlockNumbers, writeHeld } from "./block-numbers.js";
 import { SseReencoder } from "./sse-reencoder.js";
 
 /**
@@ -44,8 +45,7 @@ interface HeldCall extends HeldBlock<WireEvent> {
 
 class AnthropicReencoder extends SseReencoder {
   private started = false;
-  private nextOut = 0;
-  private readonly outIndex = new Map<number, number>();
+  private readonly numbers = new BlockNumbers();
   private readonly held = new Map<number, HeldCall>();
   private runnable = 0;
   private invalidWithheld = 0;
@@ -106,8 +106,7 @@ class AnthropicReencoder extends SseReencoder {
       if (this.started) {
         // A retry spliced into the stream: the decoder starts over, and so does the numbering.
         this.dropHeld("A second message_start restarted the message");
-        this.nextOut = 0;
-        this.outIndex.clear();
+        this.numbers.clear();
         this.runnable = 0;
         this.invalidWithheld = 0;
         this.lastBlock = -1;
@@ -144,11 +143,11 @@ class AnthropicReencoder extends SseReencoder {
           return;
         }
         if (index === null && block) {
-          out.push(sseText({ ...data, index: this.assign(blockIndex) }, raw.event?.event ?? "content_block_start"));
+          out.push(sseText({ ...data, index: this.numbers.open(blockIndex) }, raw.event?.event ?? "content_block_start"));
           this.tap.report({ action: "normalized", code: "block_index_missing", message: `content_block_start had no index; it was given index ${blockIndex}, as toolwire's decoder numbers it.` });
           return;
         }
-        if (index !== null) this.assign(index);
+        if (index !== null) this.numbers.open(index);
         out.push(this.mapped(raw, data, index));
         return;
       }
@@ -218,16 +217,10 @@ class AnthropicReencoder extends SseReencoder {
     out.push(rewritten ? sseText(rewritten, name ?? "message_delta") : raw.wire);
   }
 
-  private assign(wireIndex: number): number {
-    const out = this.nextOut++;
-    this.outIndex.set(wireIndex, out);
-    return out;
-  }
-
   /** The event as sent, or with its block index moved down past withheld blocks. */
   private mapped(raw: RawSseEvent, data: Record<string, unknown>, index: number | null): WireEvent {
     if (index === null) return raw.wire;
-    const out = this.outIndex.get(index);
+    const out = this.numbers.of(index);
     if (out === undefined || out === index) return raw.wire;
     return sseText({ ...data, index: out }, raw.event?.event);
   }
@@ -241,8 +234,7 @@ class AnthropicReencoder extends SseReencoder {
   private release(index: number, held: HeldCall, calls: readonly ToolCall[], out: WireEvent[], closed = true): void {
     if (calls.length === 0) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
-      const outIndex = this.assign(index);
-      for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
+      writeHeld(held.events, index, this.numbers.open(index), reindexed, out);
       return;
     }
     const startInput = held.start.input;
@@ -259,10 +251,10 @@ class AnthropicReencoder extends SseReencoder {
       }
       this.runnable++;
       // The block's own index goes to its first delivered call; calls split from it get new ones.
-      const outIndex = this.outIndex.has(index) ? this.nextOut++ : this.assign(index);
+      const outIndex = this.numbers.forHeld(index);
       const asSent = isFirst && calls.length === 1 && closed && !held.indexAdded && decodedAsSent(call) && held.plainDeltas && emptyStart && held.start.id === call.id && (call.source === "delta" || call.source === "empty");
       if (asSent) {
-        for (const event of held.events) out.push(outIndex === index ? event : reindexed(event, outIndex));
+        writeHeld(held.events, index, outIndex, reindexed, out);
         continue;
       }
       const extra = extraFields(call, ["blockType"]);

@@ -5,6 +5,7 @@ import { numberField, stringField } from "../providers/fields.js";
 import { concatBytes } from "../util/bytes.js";
 import type { DecoderOptions, Diagnostic, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject, TappedReencoder } from "./common.js";
+import { BlockNumbers, writeHeld } from "./block-numbers.js";
 import { HoldQueue, type HeldBlock } from "./hold.js";
 import type { Reencoder } from "./types.js";
 
@@ -32,10 +33,9 @@ import type { Reencoder } from "./types.js";
  *   turn was withheld and `stopReason` says `tool_use`, it becomes `malformed_tool_use`, Bedrock's
  *   own word for "the model produced a tool call that could not be read", so that no client waits
  *   for a call that is not there and none takes the turn for a normal end (`end_turn`) either.
- * - Blocks after a withheld call move down (`contentBlockIndex` rewritten, the rest of the payload
- *   kept), so the client's content list has no hole. An index is fixed when its block first shows;
- *   a block that interleaves with a call still held keeps its number, which can leave a hole (no
- *   Bedrock model interleaves blocks).
+ * - Blocks are numbered in the order they show (`contentBlockIndex` rewritten where that differs,
+ *   the rest of the payload kept): blocks after a withheld call move down, so the client's content
+ *   list has no hole, and a block that overtakes a held call numbers before it.
  * - Exception and error frames (`:message-type exception|error`), `metadata`, text, reasoning
  *   content and its signature, server tool blocks (`type: server_tool_use`) and their results pass
  *   untouched.
@@ -62,10 +62,7 @@ class BedrockReencoder extends TappedReencoder {
   private ended = false;
   private readonly framingDiagnostics: Diagnostic[] = [];
   private stopped = false;
-  private readonly outIndex = new Map<number, number>();
-  private readonly usedOut = new Set<number>();
-  private maxOut = -1;
-  private readonly withheldIndexes: number[] = [];
+  private readonly numbers = new BlockNumbers();
   private readonly held = new Map<number, HeldCall>();
   private runnable = 0;
   private withheldCalls = 0;
@@ -210,7 +207,7 @@ class BedrockReencoder extends TappedReencoder {
           this.held.set(index, { events: [frame.slice()], start: toolUse, plainDeltas: true });
           return;
         }
-        out.push(this.mapped(frame, message, body, index));
+        out.push(this.mapped(frame, message, body, index, true));
         return;
       }
       case "contentBlockDelta": {
@@ -262,33 +259,10 @@ class BedrockReencoder extends TappedReencoder {
     }
   }
 
-  /** The client-side index of a wire block: moved down past the withheld blocks before it, fixed once given. */
-  private assign(wireIndex: number): number {
-    const known = this.outIndex.get(wireIndex);
-    if (known !== undefined) return known;
-    let below = 0;
-    for (const withheld of this.withheldIndexes) if (withheld < wireIndex) below++;
-    let out = wireIndex - below;
-    if (out < 0 || this.usedOut.has(out)) out = this.maxOut + 1;
-    this.outIndex.set(wireIndex, out);
-    return this.use(out);
-  }
-
-  /** An index for a block the wire does not have (a call split from another). */
-  private assignNew(): number {
-    return this.use(this.maxOut + 1);
-  }
-
-  private use(out: number): number {
-    this.usedOut.add(out);
-    if (out > this.maxOut) this.maxOut = out;
-    return out;
-  }
-
-  /** The frame as sent, or with its `contentBlockIndex` moved down past withheld blocks. */
-  private mapped(frame: Uint8Array, message: EventStreamMessage, body: Record<string, unknown>, index: number | null): Uint8Array {
+  /** The frame as sent, or with its `contentBlockIndex` renumbered (`starts`: a block starts with it; text blocks start with their first delta). */
+  private mapped(frame: Uint8Array, message: EventStreamMessage, body: Record<string, unknown>, index: number | null, starts = false): Uint8Array {
     if (index === null) return frame;
-    const out = this.assign(index);
+    const out = (starts ? undefined : this.numbers.of(index)) ?? this.numbers.open(index);
     if (out === index) return frame;
     return encodeEventStreamMessage(message.headers, JSON.stringify({ ...body, contentBlockIndex: out }));
   }
@@ -316,22 +290,20 @@ class BedrockReencoder extends TappedReencoder {
     }
     if (!call) {
       // Not a call the decoder kept (over a limit): pass it on as it came.
-      const outIndex = this.assign(index);
-      for (const frame of held.events) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      writeHeld(held.events, index, this.numbers.open(index), reindexed, out);
       return;
     }
     if (call.arguments === null) {
       this.withheldCalls++;
-      this.withheldIndexes.push(index);
       this.tap.withheld(call);
       return;
     }
     this.runnable++;
-    const outIndex = this.assign(index);
+    const outIndex = this.numbers.forHeld(index);
     const startInput = held.start.input;
     const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.start.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
     if (asSent) {
-      for (const frame of held.events) out.push(outIndex === index ? frame : reindexed(frame, outIndex));
+      writeHeld(held.events, index, outIndex, reindexed, out);
       return;
     }
     this.writeCall(call, outIndex, out);
@@ -342,7 +314,7 @@ class BedrockReencoder extends TappedReencoder {
         continue;
       }
       this.runnable++;
-      this.writeCall(extra, this.assignNew(), out);
+      this.writeCall(extra, this.numbers.forHeld(index), out);
       this.tap.rewritten(extra);
     }
   }
@@ -361,7 +333,6 @@ class BedrockReencoder extends TappedReencoder {
       if (only !== undefined && index !== only) continue;
       this.held.delete(index);
       this.withheldCalls++;
-      this.withheldIndexes.push(index);
       // The decoder ended the cut call too (it sees the same event first): a block started later
       // at this index must not claim it.
       this.claim(index);

@@ -3,6 +3,7 @@ import { numberField, stringField } from "../providers/fields.js";
 import { stringifyJson } from "../json/stringify.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { isPlainObject, TappedReencoder } from "./common.js";
+import { CallPartReader, type CallTrack as CallPartTrack } from "./gemini-calls.js";
 import { HoldQueue } from "./hold.js";
 import { JsonArraySplitter } from "../framing/json-array.js";
 import { encodeOut, SseEventSplitter, type WireEvent } from "./sse-events.js";
@@ -66,14 +67,9 @@ interface PartRef {
   part: number;
 }
 
-interface CallTrack {
+interface CallTrack extends CallPartTrack<PartRef> {
   /** The call's index in the turn, counted as the decoder counts calls. */
   index: number;
-  refs: PartRef[];
-  /** The id on the part that opened the call, null when none was sent. */
-  sentId: string | null;
-  /** Every part is in the shape clients read as the call (object or absent `args`; no `args` beside streamed leaves). */
-  plain: boolean;
   decided: boolean;
 }
 
@@ -105,7 +101,7 @@ class GeminiReencoder extends TappedReencoder {
   /** Calls not decided yet, by their index in the turn. */
   private readonly undecided = new Map<number, CallTrack>();
   /** The call whose arguments are still streaming (it said willContinue). */
-  private open: CallTrack | null = null;
+  private readonly callParts = new CallPartReader<PartRef, CallTrack>((sentId, ref) => this.openTrack(sentId, ref));
   private opened = 0;
   private delivered = 0;
   private withheldCalls = 0;
@@ -202,7 +198,8 @@ class GeminiReencoder extends TappedReencoder {
       const parts = content && Array.isArray(content.parts) ? content.parts : [];
       parts.forEach((part: unknown, at) => {
         if (!isPlainObject(part) || !isPlainObject(part.functionCall)) return;
-        this.onCallPart(part.functionCall, { chunk, candidate: position, part: at });
+        const track = this.callParts.read(part.functionCall, { chunk, candidate: position, part: at });
+        if (track !== null) this.addCall(chunk, track);
       });
       const reason = stringField(candidate, "finishReason");
       if (reason !== null && chunk.finish === null) chunk.finish = { candidate: position, reason };
@@ -210,40 +207,9 @@ class GeminiReencoder extends TappedReencoder {
     return chunk;
   }
 
-  private onCallPart(fc: Record<string, unknown>, ref: PartRef): void {
-    const continues = fc.willContinue === true;
-    const hasPartial = fc.partialArgs !== undefined;
-    const args = fc.args === null ? undefined : fc.args;
-    let track: CallTrack;
-    if (stringField(fc, "name") !== null) {
-      // A new call supersedes one still streaming (the decoder closes that one as truncated).
-      this.open = null;
-      track = this.openTrack(fc, ref);
-      if (!continues && !hasPartial) {
-        track.plain = args === undefined || isPlainObject(args);
-        return;
-      }
-      this.open = track;
-      // Arguments beside the opening of a streamed call are its start input, which clients skip.
-      if (args !== undefined) track.plain = false;
-    } else if (this.open === null) {
-      if (!hasPartial && args === undefined) return;
-      track = this.openTrack(fc, ref);
-      this.open = track;
-      if (args !== undefined) track.plain = false;
-    } else {
-      track = this.open;
-      track.refs.push(ref);
-      this.addCall(ref.chunk, track);
-      if (args !== undefined) track.plain = false;
-    }
-    if (!continues) this.open = null;
-  }
-
-  private openTrack(fc: Record<string, unknown>, ref: PartRef): CallTrack {
-    const track: CallTrack = { index: this.opened++, refs: [ref], sentId: stringField(fc, "id"), plain: true, decided: false };
+  private openTrack(sentId: string | null, ref: PartRef): CallTrack {
+    const track: CallTrack = { index: this.opened++, refs: [ref], sentId, plain: true, decided: false };
     this.undecided.set(track.index, track);
-    this.addCall(ref.chunk, track);
     return track;
   }
 

@@ -19,6 +19,8 @@ export interface Hold<Out> {
 export class HoldQueue<Item, Out> {
   private current: Hold<Out> | null = null;
   private waiting: Item[] = [];
+  /** Set by `holdToEnd`: how an event after the stream's last one goes out (as it came). */
+  private forwardRest: ((item: Item, out: Out[]) => void) | null = null;
 
   constructor(private readonly handle: (item: Item, out: Out[]) => void) {}
 
@@ -32,9 +34,24 @@ export class HoldQueue<Item, Out> {
     this.current = hold;
   }
 
+  /**
+   * Called from `handle` for the stream's last event (Chat's `[DONE]`, Responses' terminal event)
+   * while calls are undecided that the decoder decides only with the end of the body: `release`
+   * writes it then, and every event after it goes out as it came (`forward`), unhandled.
+   */
+  holdToEnd(release: (out: Out[]) => void, forward: (item: Item, out: Out[]) => void): void {
+    this.current = { decided: () => false, release };
+    this.forwardRest = forward;
+  }
+
+  /** Whether the stream's last event was held by `holdToEnd` (its release ends the turn). */
+  get heldToEnd(): boolean {
+    return this.forwardRest !== null;
+  }
+
   /** One event, decoded already: handled now, or queued behind the hold. */
   push(item: Item, out: Out[]): void {
-    if (this.current === null) this.handle(item, out);
+    if (this.current === null) (this.forwardRest ?? this.handle)(item, out);
     else this.waiting.push(item);
     if (this.current !== null) this.settle(out, false);
   }
@@ -51,7 +68,7 @@ export class HoldQueue<Item, Out> {
       for (const item of waiting) {
         // Another call holds now: the rest waits behind it.
         if (this.current !== null) this.waiting.push(item);
-        else this.handle(item, out);
+        else (this.forwardRest ?? this.handle)(item, out);
       }
     }
   }

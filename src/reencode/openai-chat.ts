@@ -58,11 +58,6 @@ class OpenAIChatReencoder extends SseReencoder {
   /** The calls were sent in the well-formed shape (see the class comment). */
   private wellFormed = true;
   private readonly seenEntries = new Set<number>();
-  /**
-   * `[DONE]` (and anything after it), held when some call had no verdict yet: the decoder gives
-   * it with the end of the stream, right after.
-   */
-  private heldDone: WireEvent[] | null = null;
   /** With `textCalls`: what the decoder released from the text, per event. */
   private readonly released: ReleasedText | null;
   /** Calls read from the text that were sent (or reported withheld) as they ended: `decide` leaves them out. */
@@ -77,30 +72,28 @@ class OpenAIChatReencoder extends SseReencoder {
     this.released = options.textCalls ? new ReleasedText(this.tap) : null;
   }
 
-  protected endHeld(out: WireEvent[]): void {
+  /** `done`: `[DONE]` came, held until the end of the body (it follows what this writes). */
+  protected endHeld(out: WireEvent[], done = false): void {
     if (this.released !== null) this.releasedAtEnd = this.released.take();
     if (this.failedWithCalls) {
       for (const call of this.undecidedCalls()) {
         this.tap.withheld(call, call.arguments === null ? undefined : `Call ${call.index} (${call.name}) was not delivered: the stream failed before the turn finished, and a Chat call without a finish_reason reads as cut.`);
       }
     }
-    const done = this.heldDone;
-    this.decide(out, done !== null);
-    if (done !== null) for (const wire of done) out.push(wire);
-    this.heldDone = null;
+    this.decide(out, done);
   }
 
   protected handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
-    if (this.heldDone !== null) {
-      this.heldDone.push(raw.wire);
-      return;
-    }
     const data = event.data;
     if (typeof data === "string") {
       if (data.trim() === "[DONE]") {
         // Text calls: the extractor releases what it holds only when the body ends.
         if (!this.errored && (this.tap.callsAwaitingEnd > 0 || this.released !== null)) {
-          this.heldDone = [raw.wire];
+          // The decoder gives the verdicts with the end of the stream, right after.
+          this.holdToEnd((later) => {
+            this.endHeld(later, true);
+            later.push(raw.wire);
+          });
           return;
         }
         if (!this.errored) this.decide(out, true);

@@ -68,21 +68,9 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   protected endHeld(out: WireEvent[]): void {
-    const terminal = this.terminal;
-    if (terminal !== null) {
-      this.terminal = null;
-      this.sendTerminal(terminal.raw, terminal.data, terminal.type, out);
-      for (const wire of this.afterTerminal) out.push(wire);
-      this.afterTerminal = [];
-      return;
-    }
     this.deliverDecided(out);
     this.dropHeld("The stream ended before the call's output_item.done");
   }
-
-  /** A terminal event waiting for the end of the stream (see `decided`), and what came after it. */
-  private terminal: { raw: RawSseEvent; data: Record<string, unknown>; type: string } | null = null;
-  private afterTerminal: WireEvent[] = [];
 
   /**
    * Items still held when the response ends: those the decoder ended with runnable arguments
@@ -99,10 +87,6 @@ class OpenAIResponsesReencoder extends SseReencoder {
   }
 
   protected handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void {
-    if (this.terminal !== null) {
-      this.afterTerminal.push(raw.wire);
-      return;
-    }
     const data = event.data;
     if (!isPlainObject(data)) {
       if (typeof data === "string" && data.trim() !== "") {
@@ -166,7 +150,7 @@ class OpenAIResponsesReencoder extends SseReencoder {
       if (this.tap.callsAwaitingEnd > 0 || [...this.held].some((held) => this.callsOf(held).length === 0)) {
         // A call still held, or one only the terminal output holds, that the decoder ends only
         // with the stream (its arguments do not parse strictly): the terminal event waits for it.
-        this.terminal = { raw, data, type };
+        this.holdToEnd((later) => this.sendTerminal(raw, data, type, later));
         return;
       }
       this.sendTerminal(raw, data, type, out);

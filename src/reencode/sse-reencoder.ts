@@ -61,7 +61,7 @@ export abstract class SseReencoder extends TappedReencoder {
     }
     this.tap.end();
     this.queue.settle(out, true);
-    this.endHeld(out);
+    if (!this.queue.heldToEnd) this.endHeld(out);
     for (const wire of trailing) out.push(wire);
     return encodeOut(out);
   }
@@ -73,8 +73,17 @@ export abstract class SseReencoder extends TappedReencoder {
    */
   protected abstract handle(raw: RawSseEvent, event: ProviderEvent, ended: readonly ToolCall[], out: WireEvent[]): void;
 
-  /** The body ended: decide every call still held (write what is released to `out`). */
+  /** The body ended: decide every call still held (write what is released to `out`). Not called after `holdToEnd`. */
   protected abstract endHeld(out: WireEvent[]): void;
+
+  /**
+   * Called from `handle` for the stream's last event while calls are undecided that the decoder
+   * decides only with the end of the body: `release` ends the turn then (in place of `endHeld`)
+   * and writes the event; the events after it follow as they came.
+   */
+  protected holdToEnd(release: (out: WireEvent[]) => void): void {
+    this.queue.holdToEnd(release, (item, out) => out.push(item.raw.wire));
+  }
 
   /**
    * Called from `handle` for a held call that closed without the decoder ending it: `resume` gets

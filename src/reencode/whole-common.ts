@@ -134,6 +134,34 @@ export function settleEntry(decoding: WholeDecoding, key: EntryKey, describe: ()
   return { calls, runnable, keep: true };
 }
 
+/**
+ * One call entry of a whole body written to `out` as the decoder's verdict has it: as it came when
+ * its one call was decoded as sent (`asSent`), else one entry per runnable call (`rewrite`: the
+ * entry, and the codes its report adds), or none when no call is runnable. `changed`: what `out`
+ * got differs from the entry.
+ */
+export function settleInto(
+  decoding: WholeDecoding,
+  key: EntryKey,
+  describe: () => { id?: string; name?: string; what: string },
+  entry: unknown,
+  out: unknown[],
+  asSent: (call: ToolCall) => boolean,
+  rewrite: (call: ToolCall, n: number) => { entry: unknown; codes?: readonly string[] },
+): { calls: ToolCall[]; runnable: ToolCall[]; changed: boolean } {
+  const { calls, runnable, keep } = settleEntry(decoding, key, describe);
+  if (calls.length === 0 || (calls.length === 1 && runnable.length === 1 && asSent(calls[0] as ToolCall))) {
+    if (calls.length > 0 || keep) out.push(entry);
+    return { calls, runnable, changed: calls.length === 0 && !keep };
+  }
+  runnable.forEach((call, n) => {
+    const written = rewrite(call, n);
+    out.push(written.entry);
+    decoding.tap.rewritten(call, written.codes);
+  });
+  return { calls, runnable, changed: true };
+}
+
 /** The body was not read: passed through unchanged, with the reason reported as `classified`. */
 export function unreadBody(provider: ProviderName, body: unknown, code: string, message: string): WholeResponseRepair {
   return { body, changed: false, turn: null, repairs: [{ stage: "response", action: "classified", code, provider, message }] };

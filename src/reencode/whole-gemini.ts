@@ -1,7 +1,8 @@
 import { isPlaceholderId } from "../assemble/turn.js";
-import { numberField, stringField } from "../providers/fields.js";
+import { numberField } from "../providers/fields.js";
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { isPlainObject } from "./common.js";
+import { CallPartReader, type CallTrack as CallPartTrack } from "./gemini-calls.js";
 import { nestsDeeperThan } from "../providers/codec.js";
 import { decodeWhole, eventDepthLimit, picked, settleEntry, type WholeResponseRepair } from "./whole-common.js";
 
@@ -20,12 +21,7 @@ interface PartRef {
   part: number;
 }
 
-interface CallTrack {
-  refs: PartRef[];
-  sentId: string | null;
-  /** Every part is in the shape clients read as the call (object or absent `args`; no `args` beside streamed leaves). */
-  plain: boolean;
-}
+type CallTrack = CallPartTrack<PartRef>;
 
 /**
  * The call parts of the candidates the decoder reads (index 0), in the order it opens calls, and
@@ -35,7 +31,11 @@ interface CallTrack {
 function trackCalls(candidates: readonly unknown[], depthLimit: number): { tracks: CallTrack[]; tooDeep: PartRef[] } {
   const tracks: CallTrack[] = [];
   const tooDeep: PartRef[] = [];
-  let open: CallTrack | null = null;
+  const calls = new CallPartReader<PartRef, CallTrack>((sentId, ref) => {
+    const track: CallTrack = { refs: [ref], sentId, plain: true };
+    tracks.push(track);
+    return track;
+  });
   candidates.forEach((candidate: unknown, position) => {
     if (!isPlainObject(candidate) || (numberField(candidate, "index") ?? position) !== 0) return;
     const content = isPlainObject(candidate.content) ? candidate.content : null;
@@ -48,33 +48,7 @@ function trackCalls(candidates: readonly unknown[], depthLimit: number): { track
         tooDeep.push(ref);
         return;
       }
-      const continues = fc.willContinue === true;
-      const hasPartial = fc.partialArgs !== undefined;
-      const args = fc.args === null ? undefined : fc.args;
-      const openTrack = (): CallTrack => {
-        const track: CallTrack = { refs: [ref], sentId: stringField(fc, "id"), plain: true };
-        tracks.push(track);
-        return track;
-      };
-      if (stringField(fc, "name") !== null) {
-        open = null;
-        const track = openTrack();
-        if (!continues && !hasPartial) {
-          track.plain = args === undefined || isPlainObject(args);
-          return;
-        }
-        open = track;
-        if (args !== undefined) track.plain = false;
-      } else if (open === null) {
-        if (!hasPartial && args === undefined) return;
-        open = openTrack();
-        if (args !== undefined) open.plain = false;
-      } else {
-        const track: CallTrack = open;
-        track.refs.push(ref);
-        if (args !== undefined) track.plain = false;
-      }
-      if (!continues) open = null;
+      calls.read(fc, ref);
     });
   });
   return { tracks, tooDeep };

@@ -2,7 +2,7 @@ import { stringifyJson } from "../json/stringify.js";
 import { stringField } from "../providers/fields.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
-import { decodeWhole, picked, settleEntry, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
+import { decodeWhole, picked, settleInto, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
 
 /**
  * Whole responses made of content blocks: Anthropic Messages (also Claude on Bedrock `/invoke`)
@@ -147,25 +147,20 @@ function settleBlocks(
       out.push(block);
       return;
     }
-    const { calls, runnable, keep } = settleEntry(decoding, index, () => ({ ...ids(sent.id, sent.name), what: `${sent.what} ${index}` }));
+    const settled = settleInto(
+      decoding,
+      index,
+      () => ({ ...ids(sent.id, sent.name), what: `${sent.what} ${index}` }),
+      block,
+      out,
+      (only) => decodedAsSent(only) && sent.id === only.id && sent.name === only.name && isPlainObject(sent.input),
+      (call, n) => ({ entry: write(block, call), codes: n === 0 && !isPlainObject(sent.input) && sent.input !== undefined && sent.input !== null ? ["input_not_object"] : [] }),
+    );
+    const { calls, runnable } = settled;
     withheld += calls.length - runnable.length;
     invalid += calls.filter((call) => call.arguments === null && call.complete).length;
     delivered += runnable.length;
-    if (calls.length === 0) {
-      if (keep) out.push(block);
-      else changed = true;
-      return;
-    }
-    const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && decodedAsSent(only) && sent.id === only.id && sent.name === only.name && isPlainObject(sent.input)) {
-      out.push(block);
-      return;
-    }
-    changed = true;
-    runnable.forEach((call, n) => {
-      out.push(write(block, call));
-      decoding.tap.rewritten(call, n === 0 && !isPlainObject(sent.input) && sent.input !== undefined && sent.input !== null ? ["input_not_object"] : []);
-    });
+    if (settled.changed) changed = true;
   });
   return { out, changed, delivered, withheld, invalid };
 }

@@ -4,7 +4,7 @@ import { stringField } from "../providers/fields.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, isPlainObject } from "./common.js";
 import { nestsDeeperThan } from "../providers/codec.js";
-import { decodeWhole, eventDepthLimit, picked, settleEntry, type EntryKey, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
+import { decodeWhole, eventDepthLimit, picked, settleEntry, settleInto, type EntryKey, type WholeDecoding, type WholeResponseRepair } from "./whole-common.js";
 import { ids } from "./whole-messages.js";
 
 /**
@@ -79,27 +79,23 @@ function repairChatChoice(decoding: WholeDecoding, choice: Record<string, unknow
       }
       entries++;
       const fn = isPlainObject(entry.function) ? entry.function : isPlainObject(entry.custom) ? entry.custom : {};
-      const { calls, runnable, keep } = settleEntry(decoding, `${index}:${at}`, () => ({ ...ids(entry.id, fn.name), what: `The tool call ${at} of choice ${index}` }));
-      delivered += runnable.length;
-      if (calls.length === 0) {
-        if (keep) toolCalls.push(entry);
-        else touched = true;
-        return;
-      }
-      const only = calls[0] as ToolCall;
-      const custom = only.providerFields?.customToolInput === true;
-      const sentText = custom ? (isPlainObject(entry.custom) ? entry.custom.input : undefined) : isPlainObject(entry.function) ? entry.function.arguments : undefined;
-      // The entry alone carried the call (no other entry continued it): its text is the call's.
-      const ownText = custom ? JSON.stringify({ input: sentText }) : sentText;
-      if (calls.length === 1 && runnable.length === 1 && typeof sentText === "string" && only.rawArguments === ownText && fn.name === only.name && entry.id === only.id && decodedAsSent(only) && only.source === "delta") {
-        toolCalls.push(entry);
-        return;
-      }
-      touched = true;
-      runnable.forEach((call, n) => {
-        toolCalls.push(chatEntry(entry, call, toolCalls.length));
-        decoding.tap.rewritten(call, n === 0 ? entryCodes(entry.id, call, sentText, "string") : []);
-      });
+      const sentText = (call: ToolCall): unknown => (call.providerFields?.customToolInput === true ? (isPlainObject(entry.custom) ? entry.custom.input : undefined) : isPlainObject(entry.function) ? entry.function.arguments : undefined);
+      const settled = settleInto(
+        decoding,
+        `${index}:${at}`,
+        () => ({ ...ids(entry.id, fn.name), what: `The tool call ${at} of choice ${index}` }),
+        entry,
+        toolCalls,
+        (only) => {
+          const text = sentText(only);
+          // The entry alone carried the call (no other entry continued it): its text is the call's.
+          const ownText = only.providerFields?.customToolInput === true ? JSON.stringify({ input: text }) : text;
+          return typeof text === "string" && only.rawArguments === ownText && fn.name === only.name && entry.id === only.id && decodedAsSent(only) && only.source === "delta";
+        },
+        (call, n) => ({ entry: chatEntry(entry, call, toolCalls.length), codes: n === 0 ? entryCodes(entry.id, call, sentText(call), "string") : [] }),
+      );
+      delivered += settled.runnable.length;
+      if (settled.changed) touched = true;
     });
   }
   let legacy: Record<string, unknown> | null | undefined;
@@ -209,22 +205,19 @@ export function repairOllamaWhole(body: Record<string, unknown>, options: Decode
       return;
     }
     const fn = isPlainObject(entry.function) ? entry.function : {};
-    const { calls, runnable, keep } = settleEntry(decoding, at, () => ({ ...ids(entry.id, fn.name), what: `The tool call ${at}` }));
-    if (calls.length === 0) {
-      if (keep) out.push(entry);
-      else changed = true;
-      return;
-    }
-    const only = calls[0] as ToolCall;
-    if (calls.length === 1 && runnable.length === 1 && entry.id === only.id && fn.name === only.name && isPlainObject(fn.arguments) && decodedAsSent(only)) {
-      out.push(entry);
-      return;
-    }
-    changed = true;
-    runnable.forEach((call, n) => {
-      out.push({ ...entry, id: call.id, function: { ...fn, ...(typeof fn.index === "number" ? { index: out.length } : {}), name: call.name, arguments: call.arguments } });
-      decoding.tap.rewritten(call, n === 0 ? entryCodes(entry.id, call, fn.arguments, "object") : []);
-    });
+    const settled = settleInto(
+      decoding,
+      at,
+      () => ({ ...ids(entry.id, fn.name), what: `The tool call ${at}` }),
+      entry,
+      out,
+      (only) => entry.id === only.id && fn.name === only.name && isPlainObject(fn.arguments) && decodedAsSent(only),
+      (call, n) => ({
+        entry: { ...entry, id: call.id, function: { ...fn, ...(typeof fn.index === "number" ? { index: out.length } : {}), name: call.name, arguments: call.arguments } },
+        codes: n === 0 ? entryCodes(entry.id, call, fn.arguments, "object") : [],
+      }),
+    );
+    if (settled.changed) changed = true;
   });
   if (!changed) return { body, changed: false, turn: decoding.turn, repairs: decoding.tap.repairs };
   const { tool_calls: _calls, ...rest } = message;
@@ -274,26 +267,22 @@ export function repairResponsesWhole(body: Record<string, unknown>, options: Dec
       return;
     }
     const field = item.type === "custom_tool_call" ? "input" : "arguments";
-    const { calls, runnable, keep } = settleEntry(decoding, outputIndex, () => ({ ...ids(item.call_id, item.name), what: `The ${String(item.type)} item ${outputIndex}` }));
-    if (calls.length === 0) {
-      if (keep) out.push(item);
-      else changed = true;
-      return;
-    }
-    const only = calls[0] as ToolCall;
     const ownText = field === "input" ? JSON.stringify({ input: item[field] }) : item[field];
-    if (calls.length === 1 && runnable.length === 1 && item.call_id === only.id && item.name === only.name && typeof item[field] === "string" && only.rawArguments === ownText && decodedAsSent(only)) {
-      out.push(item);
-      return;
-    }
-    changed = true;
     const itemId = typeof item.id === "string" ? item.id : null;
-    runnable.forEach((call, n) => {
-      const id = n === 0 ? itemId : `${itemId ?? "fc"}_tw${n + 1}`;
-      const args = field === "input" ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
-      out.push({ ...item, ...(id !== null ? { id } : {}), call_id: call.id, name: call.name, [field]: args, status: "completed" });
-      decoding.tap.rewritten(call, n === 0 ? entryCodes(item.call_id, call, item[field], "string") : []);
-    });
+    const settled = settleInto(
+      decoding,
+      outputIndex,
+      () => ({ ...ids(item.call_id, item.name), what: `The ${String(item.type)} item ${outputIndex}` }),
+      item,
+      out,
+      (only) => item.call_id === only.id && item.name === only.name && typeof item[field] === "string" && only.rawArguments === ownText && decodedAsSent(only),
+      (call, n) => {
+        const id = n === 0 ? itemId : `${itemId ?? "fc"}_tw${n + 1}`;
+        const args = field === "input" ? String(call.arguments?.input ?? "") : JSON.stringify(call.arguments);
+        return { entry: { ...item, ...(id !== null ? { id } : {}), call_id: call.id, name: call.name, [field]: args, status: "completed" }, codes: n === 0 ? entryCodes(item.call_id, call, item[field], "string") : [] };
+      },
+    );
+    if (settled.changed) changed = true;
   });
   if (!changed) return { body, changed: false, turn: decoding.turn, repairs: decoding.tap.repairs };
   return { body: { ...body, output: out }, changed: true, turn: decoding.turn, repairs: decoding.tap.repairs };

@@ -55,6 +55,27 @@ describe("Bedrock event stream", () => {
   it("nothing withheld: the bytes as they came, however cut", async () => {
     expect(Buffer.from(await run("bedrock", "eventstream", splitEvery(body, 5), null)).equals(Buffer.from(body))).toBe(true);
   });
+
+  it("a frame that fails its message CRC is passed over; after one whose prelude fails nothing is read, and the notice goes at the end", async () => {
+    const starts: number[] = [];
+    for (let at = 0; at < body.length; at += new DataView(body.buffer, body.byteOffset + at).getUint32(0)) starts.push(at);
+    const [second, stop, metadata] = [starts[1] as number, starts[5] as number, starts[6] as number];
+    // Cut in one-byte pieces, messageStop began in an earlier piece: the notice follows it.
+    for (const [at, size, noticeAt] of [
+      [second + 20, body.length, stop],
+      [second + 20, 1, metadata],
+      [second + 9, body.length, body.length],
+      [second + 9, 1, body.length],
+    ] as const) {
+      const broken = body.slice();
+      broken[at] = (broken[at] as number) ^ 0xff;
+      const out = await run("bedrock", "eventstream", splitEvery(broken, size));
+      const added = out.length - broken.length;
+      expect(Buffer.from(out.subarray(0, noticeAt)).equals(Buffer.from(broken.subarray(0, noticeAt)))).toBe(true);
+      expect(Buffer.from(out.subarray(noticeAt + added)).equals(Buffer.from(broken.subarray(noticeAt)))).toBe(true);
+      expect(frameNames(out.subarray(noticeAt, noticeAt + added))).toEqual(["contentBlockDelta", "contentBlockStop"]);
+    }
+  });
 });
 
 describe("Gemini JSON array", () => {

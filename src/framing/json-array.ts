@@ -1,4 +1,5 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
+import { isJsonSpace } from "../json/whitespace.js";
 import { framedEvent } from "./framed-event.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 import type { Framer } from "./framer.js";
@@ -86,10 +87,6 @@ export function createJsonArrayFramer(options: JsonArrayFramerOptions = {}): Fra
 /** How a character changes the bracket depth of JSON text outside strings. */
 function nestingChange(ch: number): number {
   return ch === 0x7b || ch === 0x5b ? 1 : ch === 0x7d || ch === 0x5d ? -1 : 0;
-}
-
-function isSpace(ch: number): boolean {
-  return ch === 0x20 || ch === 0x0a || ch === 0x0d || ch === 0x09;
 }
 
 /**
@@ -194,7 +191,7 @@ export class JsonArraySplitter {
           continue;
         }
         if (scalar) {
-          if (ch === 0x2c || ch === 0x5d || isSpace(ch)) {
+          if (ch === 0x2c || ch === 0x5d || isJsonSpace(ch)) {
             out.push(this.take(text, start, i));
             start = i;
             phase = "between";
@@ -214,10 +211,10 @@ export class JsonArraySplitter {
         continue;
       }
       if (phase === "after") {
-        if (this.stray === null && !isSpace(ch)) this.stray = { found: text.charAt(i), at: this.read + i, after: true };
+        if (this.stray === null && !isJsonSpace(ch)) this.stray = { found: text.charAt(i), at: this.read + i, after: true };
         continue;
       }
-      if (isSpace(ch) || ch === 0xfeff) continue;
+      if (isJsonSpace(ch) || ch === 0xfeff) continue;
       if (phase === "start") {
         if (ch === 0x5b) {
           phase = "between";

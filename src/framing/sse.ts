@@ -6,6 +6,7 @@ import { SseSizeMeter } from "./sse-meter.js";
 import { EventJsonReader } from "./event-template.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 import type { Framer } from "./framer.js";
+import { firstNonSpace } from "../json/whitespace.js";
 
 export interface SseFramerOptions {
   /** Largest partial line or pending event, in characters, before the framer gives up. */
@@ -25,14 +26,6 @@ export function parseSseData(data: string, parse: (text: string) => unknown = JS
     }
   }
   return data;
-}
-
-function firstNonSpace(text: string): string {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return text[i] as string;
-  }
-  return "";
 }
 
 /**

@@ -1,6 +1,7 @@
 import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/turn.js";
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
+import { firstNonSpace } from "../json/whitespace.js";
 import { resolveLimits } from "../limits.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import type { ProviderCodec } from "./codec.js";
@@ -780,10 +781,3 @@ function nonNegativeInteger(value: unknown): number | null {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : null;
 }
 
-function firstNonSpace(text: string): string {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return text[i] as string;
-  }
-  return "";
-}

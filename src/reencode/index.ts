@@ -2,6 +2,7 @@ import { ToolwireError } from "../errors.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
 import type { ProviderName } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
+import { createAnthropicTextCallReencoder } from "./anthropic-text-calls.js";
 import { createBedrockReencoder } from "./bedrock.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
@@ -38,8 +39,10 @@ export function createReencoder(provider: ProviderName, options: ReencoderOption
   }
   if (provider === "openai-chat") return createOpenAIChatReencoder(decoderOptions);
   if (provider === "ollama") return createOllamaReencoder(decoderOptions);
-  // Calls written into the text are re-encoded for Chat Completions and Ollama (the protocols
-  // open-weight servers speak): the other protocols' streams are re-encoded as if `textCalls` were off.
+  if (provider === "anthropic" && framing === undefined && decoderOptions.textCalls !== undefined) return createAnthropicTextCallReencoder(decoderOptions);
+  // Calls written into the text are re-encoded for the protocols open-weight servers speak (Chat
+  // Completions, Ollama, Messages, Responses): Gemini's, Bedrock's and Claude on Bedrock's
+  // streams (only Google's and AWS's servers speak them, and they parse calls) as if `textCalls` were off.
   delete decoderOptions.textCalls;
   if (provider === "anthropic") return framing === "aws-eventstream" ? createBedrockInvokeReencoder(decoderOptions) : createAnthropicReencoder(decoderOptions);
   if (provider === "openai-responses") return createOpenAIResponsesReencoder(decoderOptions);

@@ -70,3 +70,21 @@ export const TEXT_CALL_TOOLS = [
     },
   },
 ];
+
+/** A Messages stream as a server without a tool parser sends it (llama-server, vLLM, Ollama `/v1/messages`): the model's text in text deltas. */
+export function anthropicTextBody(pieces: readonly string[], stopReason = "end_turn", thinking: readonly string[] = []): string {
+  const events: Array<[string, Record<string, unknown>]> = [["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "qwen", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 0 } } }]];
+  let index = 0;
+  if (thinking.length > 0) {
+    events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }]);
+    for (const text of thinking) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: text } }]);
+    events.push(["content_block_stop", { type: "content_block_stop", index }]);
+    index++;
+  }
+  events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }]);
+  for (const text of pieces) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text } }]);
+  events.push(["content_block_stop", { type: "content_block_stop", index }]);
+  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 7 } }]);
+  events.push(["message_stop", { type: "message_stop" }]);
+  return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+}

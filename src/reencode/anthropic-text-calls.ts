@@ -171,7 +171,11 @@ class AnthropicTextCallReencoder implements Reencoder {
     if (carrier && index !== null) {
       if (type === "content_block_delta") {
         const delta = isPlainObject(data.delta) ? data.delta : null;
-        if (delta?.type === "text_delta") {
+        if (delta?.type === "text_delta" && delta.text === "" && pending.parts.length === 0 && carrier.queue.length === 0) {
+          // An empty delta (servers send one first) passes as it came, in the block's own text block.
+          if (!carrier.used) this.openBlock(index, carrier, "text", out);
+          if (carrier.open?.original === true) out.push(this.moved(pending, carrier.open.out, index));
+        } else if (delta?.type === "text_delta") {
           const same = pending.parts.length === 1 && pending.parts[0]?.kind === "text" && pending.parts[0].text === delta.text && carrier.queue.length === 0;
           carrier.queue.push(...pending.parts);
           this.drain(index, carrier, out, same ? pending : null);
@@ -222,7 +226,7 @@ class AnthropicTextCallReencoder implements Reencoder {
         const call = this.tap.ended.get(part.index);
         if (!call) return;
         carrier.queue.shift();
-        if (call.source === "text") this.writeCall(call, carrier, out);
+        if (call.textSyntax !== undefined) this.writeCall(call, carrier, out);
         continue;
       }
       carrier.queue.shift();

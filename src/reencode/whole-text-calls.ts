@@ -1,0 +1,155 @@
+import { createDecoder } from "../providers/registry.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import { DecoderTap, isPlainObject } from "./common.js";
+import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
+import { TEXT_CALL_REPORT } from "./text-calls.js";
+import type { WholeResponseRepair } from "./whole-common.js";
+
+/**
+ * Non-streamed bodies with `textCalls`, for the protocols whose bodies are lists of blocks or items
+ * (Anthropic Messages, OpenAI Responses) and Ollama's `/api/chat` with `stream: false`: the body,
+ * already repaired as `repairWholeResponse` repairs it, is read again by the protocol's decoder with
+ * the extractor on, and each text block or message item is rebuilt from what the extractor released
+ * for it, in order, as the stream re-encoders write it (anthropic-text-calls.ts,
+ * responses-text-calls.ts, ollama.ts): text before a call, the call, text after it; reasoning as
+ * the protocol's reasoning; a call that cannot run withheld. A body whose text holds no call and no
+ * reasoning comes back as the same object.
+ */
+
+/** The parts of one text block or message item, in order; adjacent parts of one kind joined (a withheld call between them leaves nothing). */
+type Piece = { kind: "text" | "reasoning"; text: string } | { kind: "call"; call: ToolCall };
+
+/** Sorts what was released into the blocks it was read in, and settles each call (runnable, or withheld and reported). */
+function settle(tap: DecoderTap, parts: TextParts, byBlock: Map<number, TextPart[]>, atEnd: readonly TextPart[], last: number | null): { pieces: Map<number, Piece[]>; runnable: number } {
+  for (const part of atEnd) {
+    const block = parts.blockOf(part) ?? last;
+    if (block !== null) byBlock.get(block)?.push(part);
+  }
+  let runnable = 0;
+  const pieces = new Map<number, Piece[]>();
+  for (const [block, list] of byBlock) {
+    const out: Piece[] = [];
+    for (const part of list) {
+      if (part.kind === "call") {
+        const call = tap.ended.get(part.index);
+        if (!call || call.textSyntax === undefined) continue;
+        if (call.arguments === null) {
+          tap.withheld(call);
+          continue;
+        }
+        runnable++;
+        tap.rewritten(call, [TEXT_CALL_REPORT.code]);
+        out.push({ kind: "call", call });
+        continue;
+      }
+      if (part.text === "") continue;
+      const previous = out[out.length - 1];
+      if (previous !== undefined && previous.kind === part.kind) previous.text += part.text;
+      else out.push({ kind: part.kind, text: part.text });
+    }
+    pieces.set(block, out);
+  }
+  return { pieces, runnable };
+}
+
+/** Whether a block's pieces are its text as it came (nothing to rewrite). */
+function unchanged(pieces: readonly Piece[] | undefined, text: string): boolean {
+  if (pieces === undefined) return true;
+  if (pieces.length === 0) return text === "";
+  return pieces.length === 1 && pieces[0]?.kind === "text" && pieces[0].text === text;
+}
+
+/** The turn to report: the wire calls' turn when the wire carried calls, else the one read with the text calls. */
+function bodyTurn(repaired: WholeResponseRepair, turn: DecodedTurn): DecodedTurn {
+  return repaired.turn !== null && repaired.turn.toolCalls.length > 0 ? repaired.turn : turn;
+}
+
+/** An Anthropic Messages body (`content` blocks) with the calls its text blocks hold as `tool_use` blocks. */
+export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
+  const body = repaired.body;
+  if (!isPlainObject(body) || !Array.isArray(body.content)) return repaired;
+  const content = body.content as unknown[];
+  const tap = new DecoderTap("anthropic", createDecoder("anthropic", { ...textCallDecoderOptions(options), retainText: true }));
+  const parts = new TextParts(tap, "thinking block");
+  const byBlock = new Map<number, TextPart[]>();
+  let last: number | null = null;
+  const push = (data: Record<string, unknown>): void => void tap.push({ event: data.type as string, data } satisfies ProviderEvent);
+  push({ type: "message_start", message: { id: typeof body.id === "string" ? body.id : "msg", type: "message", role: "assistant", content: [], stop_reason: null, stop_sequence: null } });
+  content.forEach((block: unknown, index) => {
+    if (!isPlainObject(block) || block.type !== "text" || typeof block.text !== "string") return;
+    push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+    byBlock.set(index, parts.collect(() => push({ type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } }), index));
+    push({ type: "content_block_stop", index });
+    last = index;
+  });
+  const stopReason = body.stop_reason;
+  push({ type: "message_delta", delta: { stop_reason: typeof stopReason === "string" ? stopReason : null, stop_sequence: null } });
+  push({ type: "message_stop" });
+  const atEnd = parts.collect(() => tap.end());
+  const { pieces, runnable } = settle(tap, parts, byBlock, atEnd, last);
+  if (content.every((block, index) => !isPlainObject(block) || unchanged(pieces.get(index), typeof block.text === "string" ? block.text : ""))) {
+    return tap.repairs.length === 0 ? repaired : { ...repaired, repairs: [...repaired.repairs, ...tap.repairs] };
+  }
+  const out: unknown[] = [];
+  content.forEach((block: unknown, index) => {
+    const list = pieces.get(index);
+    if (list === undefined || !isPlainObject(block)) {
+      out.push(block);
+      return;
+    }
+    let first = true;
+    for (const piece of list) {
+      if (piece.kind === "call") out.push({ type: "tool_use", id: piece.call.id, name: piece.call.name, input: piece.call.arguments });
+      else if (piece.kind === "reasoning") {
+        parts.reportReasoning();
+        out.push({ type: "thinking", thinking: piece.text, signature: "" });
+      } else {
+        // The block's own fields (citations) stay on its first text.
+        out.push(first ? { ...block, text: piece.text } : { type: "text", text: piece.text });
+        first = false;
+      }
+    }
+  });
+  let next: Record<string, unknown> = { ...body, content: out };
+  if (runnable > 0 && (stopReason === "end_turn" || stopReason === "stop_sequence")) {
+    next = { ...next, stop_reason: "tool_use" };
+    tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `stop_reason '${stopReason}' became 'tool_use' to match the calls read from the text.` });
+  }
+  return { body: next, changed: true, turn: bodyTurn(repaired, tap.turn as DecodedTurn), repairs: [...repaired.repairs, ...tap.repairs] };
+}
+
+/**
+ * An Ollama `/api/chat` body (`stream: false`) with the calls its `message.content` holds as
+ * `message.tool_calls`, as the stream re-encoder sends them; `done_reason` stays as sent (Ollama
+ * says `stop` for a turn with calls too).
+ */
+export function extractWholeOllamaTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
+  const body = repaired.body;
+  if (!isPlainObject(body) || !isPlainObject(body.message)) return repaired;
+  const message = body.message;
+  const content = typeof message.content === "string" ? message.content : "";
+  const thinking = typeof message.thinking === "string" ? message.thinking : "";
+  const tap = new DecoderTap("ollama", createDecoder("ollama", { ...textCallDecoderOptions(options), retainText: true }));
+  tap.push({ data: { model: body.model, message: { role: "assistant", content, ...(thinking !== "" ? { thinking } : {}) }, done: true, done_reason: typeof body.done_reason === "string" ? body.done_reason : "stop" } });
+  tap.end();
+  const turn = tap.turn as DecodedTurn;
+  if (turn.text === content && turn.reasoning === thinking && turn.toolCalls.length === 0) return repaired;
+  const entries: unknown[] = Array.isArray(message.tool_calls) ? [...message.tool_calls] : [];
+  let position = 0;
+  for (const call of turn.toolCalls) {
+    if (call.textSyntax === undefined) continue;
+    if (call.arguments === null) {
+      tap.withheld(call);
+      continue;
+    }
+    tap.rewritten(call, [TEXT_CALL_REPORT.code]);
+    entries.push({ id: call.id, function: { index: position++, name: call.name, arguments: call.arguments } });
+  }
+  if (turn.reasoning.length > thinking.length) {
+    tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as message.thinking, as a server with a reasoning parser sends it." });
+  }
+  const next: Record<string, unknown> = { ...message, content: turn.text };
+  if (turn.reasoning !== "" || "thinking" in message) next.thinking = turn.reasoning;
+  if (entries.length > 0) next.tool_calls = entries;
+  return { body: { ...body, message: next }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
+}

@@ -153,3 +153,72 @@ export function extractWholeOllamaTextCalls(repaired: WholeResponseRepair, optio
   if (entries.length > 0) next.tool_calls = entries;
   return { body: { ...body, message: next }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
 }
+
+/** The text of a message item that is one `output_text` part (the only shape read for text calls), else null. */
+function messageText(item: unknown): string | null {
+  if (!isPlainObject(item) || item.type !== "message" || !Array.isArray(item.content) || item.content.length !== 1) return null;
+  const part = item.content[0];
+  return isPlainObject(part) && part.type === "output_text" && typeof part.text === "string" ? part.text : null;
+}
+
+/**
+ * An OpenAI Responses body (`output` items) with the calls its message items hold as
+ * `function_call` items (`call_id` `tw_text_<n>`), reasoning as `reasoning` items, as the stream
+ * re-encoder writes them (responses-text-calls.ts). Read on message items of one `output_text` part.
+ */
+export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
+  const body = repaired.body;
+  if (!isPlainObject(body) || !Array.isArray(body.output)) return repaired;
+  const output = body.output as unknown[];
+  const tap = new DecoderTap("openai-responses", createDecoder("openai-responses", { ...textCallDecoderOptions(options), retainText: true }));
+  const parts = new TextParts(tap, "reasoning item");
+  const byBlock = new Map<number, TextPart[]>();
+  let last: number | null = null;
+  const push = (data: Record<string, unknown>): void => void tap.push({ event: data.type as string, data });
+  const response = { ...body, output: [] };
+  push({ type: "response.created", response });
+  output.forEach((item: unknown, index) => {
+    const text = messageText(item);
+    if (text === null || !isPlainObject(item)) {
+      if (isPlainObject(item)) push({ type: "response.output_item.done", output_index: index, item });
+      return;
+    }
+    const id = typeof item.id === "string" ? item.id : `msg_${index}`;
+    push({ type: "response.output_item.added", output_index: index, item: { ...item, id, content: [] } });
+    push({ type: "response.content_part.added", item_id: id, output_index: index, content_index: 0, part: { type: "output_text", text: "" } });
+    byBlock.set(index, parts.collect(() => push({ type: "response.output_text.delta", item_id: id, output_index: index, content_index: 0, delta: text }), index));
+    push({ type: "response.output_item.done", output_index: index, item: { ...item, id } });
+    last = index;
+  });
+  push({ type: typeof body.status === "string" && body.status === "incomplete" ? "response.incomplete" : "response.completed", response: body });
+  const atEnd = parts.collect(() => tap.end());
+  const { pieces } = settle(tap, parts, byBlock, atEnd, last);
+  if (output.every((item, index) => unchanged(pieces.get(index), messageText(item) ?? ""))) {
+    return tap.repairs.length === 0 ? repaired : { ...repaired, repairs: [...repaired.repairs, ...tap.repairs] };
+  }
+  const next: unknown[] = [];
+  output.forEach((item: unknown, index) => {
+    const list = pieces.get(index);
+    if (list === undefined || !isPlainObject(item)) {
+      next.push(item);
+      return;
+    }
+    const id = typeof item.id === "string" ? item.id : `msg_${index}`;
+    const part = (item.content as unknown[])[0] as Record<string, unknown>;
+    let segments = 0;
+    let originalTaken = false;
+    for (const piece of list) {
+      if (piece.kind === "call") {
+        next.push({ id: `fc_${piece.call.id}`, type: "function_call", call_id: piece.call.id, name: piece.call.name, arguments: JSON.stringify(piece.call.arguments), status: "completed" });
+      } else if (piece.kind === "reasoning") {
+        parts.reportReasoning();
+        next.push({ id: `${id}_rs_${++segments}`, type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: piece.text }], status: "completed" });
+      } else {
+        const segmentId = originalTaken ? `${id}_${++segments}` : id;
+        next.push({ ...item, id: segmentId, content: [{ ...(originalTaken ? { type: "output_text", annotations: [] } : part), text: piece.text }] });
+        originalTaken = true;
+      }
+    }
+  });
+  return { body: { ...body, output: next }, changed: true, turn: bodyTurn(repaired, tap.turn as DecodedTurn), repairs: [...repaired.repairs, ...tap.repairs] };
+}

@@ -3,7 +3,7 @@ import type { ProviderName } from "../types.js";
 import { unreadBody, type WholeResponseRepair } from "./whole-common.js";
 import type { ReencoderOptions } from "./types.js";
 import { extractWholeChatTextCalls } from "./text-calls.js";
-import { extractWholeAnthropicTextCalls, extractWholeOllamaTextCalls } from "./whole-text-calls.js";
+import { extractWholeAnthropicTextCalls, extractWholeOllamaTextCalls, extractWholeResponsesTextCalls } from "./whole-text-calls.js";
 import { repairGeminiWhole } from "./whole-gemini.js";
 import { repairAnthropicWhole, repairConverseWhole } from "./whole-messages.js";
 import { repairChatWhole, repairOllamaWhole, repairResponsesWhole } from "./whole-openai.js";
@@ -64,6 +64,7 @@ export function repairWholeResponse(provider: ProviderName, body: unknown, optio
         break;
       case "openai-responses":
         result = repairResponsesWhole(body, decoderOptions);
+        if (result !== null && decoderOptions.textCalls !== undefined) result = extractWholeResponsesTextCalls(result, decoderOptions);
         break;
       case "gemini":
         result = repairGeminiWhole(body, decoderOptions, addMissingIds);

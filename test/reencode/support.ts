@@ -88,3 +88,24 @@ export function anthropicTextBody(pieces: readonly string[], stopReason = "end_t
   events.push(["message_stop", { type: "message_stop" }]);
   return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
 }
+
+/** A Responses stream as a server without a tool parser sends it (vLLM, llama-server `/v1/responses`): the model's text in output_text deltas of one message item. */
+export function responsesTextBody(pieces: readonly string[], status: "completed" | "incomplete" = "completed"): string {
+  const text = pieces.join("");
+  const response = { id: "resp_1", object: "response", created_at: 1, model: "qwen", status: "in_progress", output: [] as unknown[] };
+  const part = { type: "output_text", text: "", annotations: [] };
+  const item = { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] as unknown[] };
+  const done = { ...item, status: "completed", content: [{ ...part, text }] };
+  const events: Array<Record<string, unknown>> = [
+    { type: "response.created", response },
+    { type: "response.in_progress", response },
+    { type: "response.output_item.added", output_index: 0, item },
+    { type: "response.content_part.added", item_id: "msg_1", output_index: 0, content_index: 0, part },
+    ...pieces.map((delta) => ({ type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta, logprobs: [] })),
+    { type: "response.output_text.done", item_id: "msg_1", output_index: 0, content_index: 0, text, logprobs: [] },
+    { type: "response.content_part.done", item_id: "msg_1", output_index: 0, content_index: 0, part: { ...part, text } },
+    { type: "response.output_item.done", output_index: 0, item: done },
+    { type: `response.${status}`, response: { ...response, status, output: [done], ...(status === "incomplete" ? { incomplete_details: { reason: "max_output_tokens" } } : {}), usage: { input_tokens: 5, output_tokens: 7, total_tokens: 12 } } },
+  ];
+  return events.map((event, sequence) => `event: ${event.type as string}\ndata: ${JSON.stringify({ ...event, sequence_number: sequence })}\n\n`).join("");
+}

@@ -2,11 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createReencoder, repairWholeResponse } from "../../src/reencode/index.js";
 import type { TextCallSetting } from "../../src/text-calls/options.js";
-import { anthropicTextBody, decodeBytes, reencodeWith, TEXT_CALL_TOOLS as TOOLS } from "./support.js";
+import { anthropicTextBody, decodeBytes, reencodeWith, responsesTextBody, TEXT_CALL_TOOLS as TOOLS } from "./support.js";
 
 /**
- * Text calls re-encoded for the block-structured protocols (Anthropic Messages, and whole Ollama
- * bodies): a server without a tool parser leaves the model's calls in its text.
+ * Text calls re-encoded for the block-structured protocols (Anthropic Messages, OpenAI Responses),
+ * and whole Ollama bodies: a server without a tool parser leaves the model's calls in its text.
  */
 
 const encoder = new TextEncoder();
@@ -199,6 +199,128 @@ describe("non-streamed bodies with textCalls", () => {
     expect(repairWholeResponse("ollama", plain, { textCalls: "auto" }).body).toBe(plain);
     const invalid = repairWholeResponse("ollama", line('<tool_call>{"name": "get_weather", "arguments": {"city" "a"}}</tool_call>'), { textCalls: "auto" });
     expect((invalid.body as { message: Record<string, unknown> }).message).toEqual({ role: "assistant", content: "" });
+    expect(invalid.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json"]);
+  });
+});
+
+function runResponses(body: string, textCalls: TextCallSetting | undefined, sizes?: readonly number[]) {
+  const { output, reencoder } = reencodeWith(createReencoder("openai-responses", textCalls === undefined ? {} : { textCalls }), encoder.encode(body), sizes);
+  const text = decoder.decode(output);
+  const events = text
+    .split("\n\n")
+    .filter((block) => block.includes("data: "))
+    .map((block) => JSON.parse(block.slice(block.indexOf("data: ") + 6)) as Record<string, unknown>);
+  return { text, events, turn: decodeBytes("openai-responses", output), reencoder };
+}
+
+/** The items a client reads: from the stream's output_item.done events, and from the terminal response's output. */
+function itemsOf(events: ReadonlyArray<Record<string, unknown>>): { streamed: unknown[]; final: unknown[] } {
+  const streamed: unknown[] = [];
+  for (const event of events) if (event.type === "response.output_item.done") streamed[event.output_index as number] = event.item;
+  const terminal = events.find((event) => event.type === "response.completed" || event.type === "response.incomplete");
+  return { streamed, final: (terminal?.response as { output: unknown[] }).output };
+}
+
+describe("OpenAI Responses streams with textCalls", () => {
+  it("splits a message item at a call: message, function_call, message; output_index, sequence_number and the final output agree", () => {
+    const { events, turn, reencoder } = runResponses(responsesTextBody(HERMES), "auto", [9]);
+    const { streamed, final } = itemsOf(events);
+    expect(streamed).toEqual([
+      { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Let me check. ", annotations: [] }] },
+      { id: "fc_tw_text_0", type: "function_call", call_id: "tw_text_0", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" },
+      { id: "msg_1_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: " Done.", annotations: [] }] },
+    ]);
+    expect(final).toEqual(streamed);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, n) => n));
+    expect(turn.text).toBe("Let me check.  Done.");
+    expect(turn.toolCalls.map((call) => [call.id, call.name, call.arguments])).toEqual([["tw_text_0", "get_weather", { city: "Paris" }]]);
+    expect(turn.finishReason).toBe("tool_calls");
+    expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["rewritten:text_call_extracted"]);
+  });
+
+  it("moves <think> reasoning to a reasoning item before the message", () => {
+    const { events, turn, reencoder } = runResponses(responsesTextBody(["<think>I should", " look</think>It is sunny."]), "auto");
+    const { streamed, final } = itemsOf(events);
+    expect(streamed.map((item) => (item as { type: string }).type)).toEqual(["reasoning", "message"]);
+    expect(final).toEqual(streamed);
+    expect(turn.reasoning).toBe("I should look");
+    expect(turn.text).toBe("It is sunny.");
+    expect(reencoder.repairs.map((r) => r.code)).toEqual(["text_reasoning_extracted"]);
+  });
+
+  it("withholds a closed call with bad arguments; releases malformed markup as text; a cut call is truncated", () => {
+    const invalid = runResponses(responsesTextBody(["Try: ", '<tool_call>\n{"name": "get_weather", "arguments": {"city" "a"}}\n</tool_call>', " end"]), "auto");
+    expect(invalid.turn.toolCalls).toEqual([]);
+    expect(invalid.turn.text).toBe("Try:  end");
+    expect(invalid.turn.finishReason).toBe("stop");
+    expect(invalid.reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json"]);
+    const broken = ['Here: <tool_call>\n{"name": "get_weather", "arguments": {"city": ', '"Paris"}\n', "and that is all."];
+    const malformed = runResponses(responsesTextBody(broken), "auto", [5]);
+    expect(malformed.turn.text).toBe(broken.join(""));
+    expect(malformed.turn.toolCalls).toEqual([]);
+    expect(malformed.reencoder.repairs).toEqual([]);
+    const cut = runResponses(responsesTextBody(['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'], "incomplete"), "auto");
+    expect(cut.turn.toolCalls).toEqual([]);
+    expect(cut.turn.finishReason).toBe("length");
+    expect(cut.reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:truncated"]);
+  });
+
+  it("passes a stream whose text holds no marker start byte for byte, as without textCalls", () => {
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[a-zA-Z0-9 .,!?\n'"éß]{1,12}$/), { maxLength: 6 }), fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 4 }), (pieces, sizes) => {
+        const body = responsesTextBody(pieces);
+        const withCalls = runResponses(body, "auto", sizes);
+        expect(withCalls.text).toBe(runResponses(body, undefined, sizes).text);
+        expect(withCalls.text).toBe(body);
+        expect(withCalls.reencoder.repairs).toEqual([]);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("for any chunking of the body and of the text, the client reads the same items", () => {
+    const texts = fc.constantFrom(["Checking. ", CALL, " done"], ["<think>hm</think>", CALL], ["a < b, [1] ", '<tool_call>{"name": "x", "arguments": {"a": 1}', " oops"], [CALL, CALL], ["plain text only"]);
+    fc.assert(
+      fc.property(texts, fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 12 }), (pieces, sizes, split) => {
+        const whole = pieces.join("");
+        const resplit: string[] = [];
+        for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
+        const expected = runResponses(responsesTextBody(pieces), "auto");
+        const actual = runResponses(responsesTextBody(resplit), "auto", sizes);
+        expect(itemsOf(actual.events)).toEqual(itemsOf(expected.events));
+        expect(itemsOf(actual.events).final).toEqual(itemsOf(actual.events).streamed);
+        expect(actual.events.map((event) => event.sequence_number)).toEqual(actual.events.map((_, n) => n));
+        expect(actual.turn.finishReason).toBe(expected.turn.finishReason);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("a call with bad arguments is never a runnable function_call, whatever the chunking", () => {
+    const bad = fc.constantFrom('{"city" "a"}', '{"city": }', "[1, 2]", '"Paris"', "{'city': 'a'");
+    fc.assert(
+      fc.property(bad, fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 }), (args, sizes) => {
+        const { turn, text } = runResponses(responsesTextBody([`See <tool_call>{"name": "get_weather", "arguments": ${args}}</tool_call> ok`]), "auto", sizes);
+        expect(turn.toolCalls).toEqual([]);
+        expect(text).not.toContain('"function_call"');
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("whole bodies: the items the stream gives; a body without markup is the same object", () => {
+    const responseOf = (text: string) => ({ id: "resp_1", object: "response", created_at: 1, model: "qwen", status: "completed", output: [{ id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }] });
+    for (const pieces of [["Checking. ", CALL, " done"], ["<think>hm</think>", CALL], [CALL, "\n", CALL]]) {
+      const streamed = itemsOf(runResponses(responsesTextBody(pieces), "auto").events).final;
+      const repaired = repairWholeResponse("openai-responses", responseOf(pieces.join("")), { textCalls: "auto" });
+      expect(repaired.changed).toBe(true);
+      expect((repaired.body as { output: unknown[] }).output).toEqual(streamed);
+      expect(repaired.turn?.toolCalls.length).toBeGreaterThan(0);
+    }
+    const plain = responseOf("Hello, a < b.");
+    expect(repairWholeResponse("openai-responses", plain, { textCalls: "auto" }).body).toBe(plain);
+    const invalid = repairWholeResponse("openai-responses", responseOf('ok<tool_call>{"name": "get_weather", "arguments": {"city" "a"}}</tool_call>'), { textCalls: "auto" });
+    expect((invalid.body as { output: Array<{ type: string }> }).output.map((item) => item.type)).toEqual(["message"]);
     expect(invalid.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json"]);
   });
 });

@@ -1,17 +1,19 @@
 import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import fc from "fast-check";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
 import type { RepairReport } from "../../src/reencode/types.js";
-import { anthropicTextBody, decodeBytes } from "../reencode/support.js";
+import { anthropicTextBody, decodeBytes, responsesTextBody } from "../reencode/support.js";
 
 /**
  * `toolwire proxy --text-calls` in front of a server without a tool parser, on the protocols other
- * than Chat Completions it speaks: Anthropic Messages (`/v1/messages`, streamed and whole) and
- * Ollama `/api/chat` with `stream: false`. A scripted upstream sends the model's text, cut into the
- * byte pieces each test asks for; the client is the real `@anthropic-ai/sdk` or raw fetch.
+ * than Chat Completions it speaks: Anthropic Messages (`/v1/messages`) and OpenAI Responses
+ * (`/v1/responses`), streamed and whole, and Ollama `/api/chat` with `stream: false`. A scripted
+ * upstream sends the model's text, cut into the byte pieces each test asks for; the client is the
+ * real `@anthropic-ai/sdk` or `openai`, or raw fetch.
  */
 
 const HERMES = ["Let me check. <to", 'ol_call>\n{"name": "get_weather", ', '"arguments": {"city": "Paris"}}\n</tool', "_call>"];
@@ -39,13 +41,18 @@ beforeAll(async () => {
         res.end(JSON.stringify({ model: "qwen3", created_at: "2026-01-01T00:00:00Z", message: { role: "assistant", content: text }, done: true, done_reason: "stop" }));
         return;
       }
+      if (req.url?.startsWith("/v1/responses") && sent.stream !== true) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "resp_1", object: "response", created_at: 1, model: "qwen", status: "completed", output: [{ id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }] }));
+        return;
+      }
       if (sent.stream !== true) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ id: "msg_1", type: "message", role: "assistant", model: "qwen", content: [{ type: "text", text }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 7 } }));
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
-      const bytes = Buffer.from(anthropicTextBody(script.pieces, "end_turn", script.thinking ?? []), "utf8");
+      const bytes = Buffer.from(req.url?.startsWith("/v1/responses") ? responsesTextBody(script.pieces) : anthropicTextBody(script.pieces, "end_turn", script.thinking ?? []), "utf8");
       let at = 0;
       for (let turn = 0; at < bytes.length; turn++) {
         const size = Math.max(1, script.sizes[turn % script.sizes.length] as number);
@@ -136,5 +143,39 @@ describe("toolwire proxy --text-calls: Ollama /api/chat with stream: false", () 
     expect(body.message).toEqual({ role: "assistant", content: "Let me check. ", tool_calls: [{ id: "tw_text_0", function: { index: 0, name: "get_weather", arguments: { city: "Paris" } } }] });
     expect(body.done).toBe(true);
     expect(decodeBytes("ollama", new TextEncoder().encode(JSON.stringify(body))).toolCalls.map((call) => call.arguments)).toEqual([{ city: "Paris" }]);
+  });
+});
+
+describe("toolwire proxy --text-calls: OpenAI Responses", () => {
+  const openai = (): OpenAI => new OpenAI({ apiKey: "sk-test", baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+  const summary = (response: OpenAI.Responses.Response) => response.output.map((item) => (item.type === "message" ? ["message", item.content.map((part) => (part.type === "output_text" ? part.text : "")).join("")] : item.type === "function_call" ? ["function_call", item.call_id, item.name, JSON.parse(item.arguments)] : [item.type]));
+
+  it("the openai SDK's stream helper gets message, function_call and message items", async () => {
+    script = { pieces: ["<think>hm</think>", ...HERMES, " Done."], sizes: [7, 1, 13, 3] };
+    const response = await openai().responses.stream({ model: "qwen", input: "weather in Paris?" }).finalResponse();
+    expect(summary(response)).toEqual([["reasoning"], ["message", "Let me check. "], ["function_call", "tw_text_0", "get_weather", { city: "Paris" }], ["message", " Done."]]);
+  });
+
+  it("a non-streamed request gets the function_call item (the SDK's create)", async () => {
+    script = { pieces: HERMES, sizes: [1] };
+    const response = await openai().responses.create({ model: "qwen", input: "weather in Paris?" });
+    expect(summary(response)).toEqual([["message", "Let me check. "], ["function_call", "tw_text_0", "get_weather", { city: "Paris" }]]);
+  });
+
+  it("for any chunking of the upstream body, the SDK builds the same response", async () => {
+    const cases = [[...HERMES, " Done."], MALFORMED, ["<think>hmm</think>", ...HERMES]];
+    const expected: unknown[] = [];
+    for (const pieces of cases) {
+      script = { pieces, sizes: [100000] };
+      expected.push(await openai().responses.stream({ model: "qwen", input: "hi" }).finalResponse());
+    }
+    expect(summary(expected[1] as OpenAI.Responses.Response)).toEqual([["message", MALFORMED.join("")]]);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: cases.length - 1 }), fc.array(fc.integer({ min: 1, max: 48 }), { minLength: 1, maxLength: 5 }), async (which, sizes) => {
+        script = { pieces: cases[which] as string[], sizes };
+        expect(await openai().responses.stream({ model: "qwen", input: "hi" }).finalResponse()).toEqual(expected[which]);
+      }),
+      { numRuns: 20 },
+    );
   });
 });

@@ -149,6 +149,18 @@ describe("Anthropic Messages streams with textCalls", () => {
   });
 });
 
+describe("Ollama /api/chat streams with textCalls", () => {
+  it("reports a closed call with bad arguments as withheld (invalid_json), the text around it kept", () => {
+    const line = (content: string, done = false) => `${JSON.stringify({ model: "qwen3", message: { role: "assistant", content }, done })}\n`;
+    const body = line("ok ") + line('<tool_call>{"name": "get_weather", "arguments": {"city" "a"}}</tool_call>') + line(" end") + line("", true);
+    const { output, reencoder } = reencodeWith(createReencoder("ollama", { textCalls: "auto" }), encoder.encode(body), [11]);
+    const turn = decodeBytes("ollama", output);
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.text).toBe("ok  end");
+    expect(reencoder.repairs.map((r) => `${r.action}:${r.code}`)).toEqual(["withheld:invalid_json"]);
+  });
+});
+
 describe("non-streamed bodies with textCalls", () => {
   const message = (content: unknown[], stop = "end_turn") => ({ id: "msg_1", type: "message", role: "assistant", model: "qwen", content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } });
 

@@ -1,11 +1,11 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
-import { DecoderTap, isPlainObject } from "./common.js";
-import { encodeOut, SseEventSplitter, sseText, type WireEvent } from "./sse-events.js";
-import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
+import { isPlainObject } from "./common.js";
+import { sseText, type WireEvent } from "./sse-events.js";
+import type { TextPart } from "./text-call-parts.js";
+import { TextCallStage, type StagedEvent, type TextCarrier } from "./text-call-stage.js";
 import { TEXT_CALL_REPORT } from "./text-calls.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { Reencoder } from "./types.js";
 
 /**
  * Anthropic Messages with `textCalls` (llama-server, vLLM and Ollama serve `/v1/messages`; without
@@ -37,128 +37,47 @@ export function createAnthropicTextCallReencoder(options: DecoderOptions): Reenc
   return new AnthropicTextCallReencoder(options);
 }
 
-/** One event of the inner re-encoder's output, with the text parts the extractor released while reading it. */
-interface Pending {
-  wire: WireEvent;
-  data: Record<string, unknown>;
-  name: string | undefined;
-  parts: TextPart[];
-}
-
 /** One text block of the wire and what has been written for it. */
-interface Carrier {
+interface Carrier extends TextCarrier {
   /** The block's own `content_block_start`, written before its first text (or with its stop when it stays empty). */
-  start: Pending;
+  start: StagedEvent;
   /** The block written now: its kind and output index; `original` when it is the wire block itself. */
   open: { kind: "text" | "thinking"; out: number; original: boolean } | null;
   /** Something was written for this block (text, reasoning, or a call). */
   used: boolean;
-  /** Parts not written yet: those behind a call still undecided. */
-  queue: TextPart[];
 }
 
-class AnthropicTextCallReencoder implements Reencoder {
-  readonly provider = "anthropic" as const;
-  private readonly inner: Reencoder;
-  private readonly tap: DecoderTap;
-  private readonly parts: TextParts;
-  private readonly splitter = new SseEventSplitter();
-  private ended = false;
+class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
   private nextOut = 0;
   private readonly outOf = new Map<number, number>();
-  private readonly carriers = new Map<number, Carrier>();
-  /** The last text block seen: text the extractor releases at the end of the body without a known block goes there. */
-  private lastCarrier: number | null = null;
-  /** Events after the first text block's stop (or the message_delta): written once the body ends. */
-  private tail: Pending[] | null = null;
   private runnable = 0;
 
   constructor(options: DecoderOptions) {
     const { textCalls: _textCalls, ...plain } = options;
-    this.inner = createAnthropicReencoder(plain);
-    this.tap = new DecoderTap("anthropic", createDecoder("anthropic", textCallDecoderOptions(options)));
-    this.parts = new TextParts(this.tap, "thinking block");
+    super("anthropic", createAnthropicReencoder(plain), options, "thinking block");
   }
 
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
+  protected indexOf(data: Record<string, unknown>): number | null {
+    return typeof data.index === "number" ? data.index : null;
   }
 
-  get repairs(): readonly RepairReport[] {
-    return [...this.inner.repairs, ...this.tap.repairs];
+  protected isText(type: string, data: Record<string, unknown>): boolean {
+    return type === "content_block_delta" && isPlainObject(data.delta) && data.delta.type === "text_delta";
   }
 
-  push(chunk: Uint8Array): Uint8Array[] {
-    const out: WireEvent[] = [];
-    for (const piece of this.inner.push(chunk)) this.read(this.splitter.push(piece), out);
-    return encodeOut(out);
+  protected opens(staged: StagedEvent, type: string, index: number | null): boolean {
+    const block = staged.data.content_block;
+    if (type !== "content_block_start" || index === null || !isPlainObject(block) || block.type !== "text" || block.text) return false;
+    this.addCarrier(index, { start: staged, open: null, used: false, queue: [] });
+    return true;
   }
 
-  flush(): Uint8Array[] {
-    if (this.ended) return [];
-    this.ended = true;
-    const out: WireEvent[] = [];
-    for (const piece of this.inner.flush()) this.read(this.splitter.push(piece), out);
-    this.read(this.splitter.flush(), out);
-    const atEnd = this.parts.collect(() => this.tap.end());
-    // Text and reasoning released at the end belong to the block the extractor read them in.
-    for (const part of atEnd) {
-      const wire = this.parts.blockOf(part) ?? this.lastCarrier;
-      const carrier = wire === null ? undefined : this.carriers.get(wire);
-      if (carrier) carrier.queue.push(part);
-    }
-    const tail = this.tail ?? [];
-    this.tail = null;
-    for (const pending of tail) this.handle(pending, out);
-    for (const [wire, carrier] of this.carriers) this.drain(wire, carrier, out, null);
-    return encodeOut(out);
+  protected startsTail(type: string, index: number | null): boolean {
+    return type === "message_delta" || type === "message_stop" || (type === "content_block_stop" && index !== null && this.carriers.has(index));
   }
 
-  /** `end` is `flush`'s former name. */
-  end(): Uint8Array[] {
-    return this.flush();
-  }
-
-  private read(events: ReturnType<SseEventSplitter["push"]>, out: WireEvent[]): void {
-    for (const raw of events) {
-      const event = raw.event;
-      if (event === null || !isPlainObject(event.data)) {
-        if (event !== null) this.tap.push(event);
-        if (this.tail !== null) this.tail.push({ wire: raw.wire, data: {}, name: undefined, parts: [] });
-        else out.push(raw.wire);
-        continue;
-      }
-      const data = event.data;
-      const type = typeof data.type === "string" ? data.type : (event.event ?? "");
-      const index = typeof data.index === "number" ? data.index : null;
-      const delta = isPlainObject(data.delta) ? data.delta : null;
-      const textEvent = type === "content_block_delta" && index !== null && this.carriers.has(index) && delta?.type === "text_delta";
-      const parts = textEvent ? this.parts.collect(() => this.tap.push(event as ProviderEvent), index) : this.pushPlain(event);
-      const pending: Pending = { wire: raw.wire, data, name: event.event, parts };
-      if (type === "content_block_start" && index !== null && isPlainObject(data.content_block) && data.content_block.type === "text" && !data.content_block.text) {
-        this.carriers.set(index, { start: pending, open: null, used: false, queue: [] });
-        this.lastCarrier = index;
-        continue;
-      }
-      if (this.tail === null && (type === "message_delta" || type === "message_stop" || (type === "content_block_stop" && index !== null && this.carriers.has(index)))) this.tail = [];
-      if (this.tail !== null) this.tail.push(pending);
-      else this.handle(pending, out);
-    }
-  }
-
-  private pushPlain(event: ProviderEvent): TextPart[] {
-    this.tap.push(event);
-    return [];
-  }
-
-  private handle(pending: Pending, out: WireEvent[]): void {
+  protected handle(pending: StagedEvent, type: string, index: number | null, out: WireEvent[]): void {
     const { data } = pending;
-    if (Object.keys(data).length === 0 && pending.parts.length === 0 && pending.name === undefined) {
-      out.push(pending.wire);
-      return;
-    }
-    const type = typeof data.type === "string" ? data.type : (pending.name ?? "");
-    const index = typeof data.index === "number" ? data.index : null;
     const carrier = index === null ? undefined : this.carriers.get(index);
     if (type === "message_start") {
       this.nextOut = 0;
@@ -219,7 +138,7 @@ class AnthropicTextCallReencoder implements Reencoder {
    * Writes a text block's parts in order, up to a call the decoder has not decided yet. `same`:
    * the event whose single text part is what it carried, written as it came when nothing moved.
    */
-  private drain(wire: number, carrier: Carrier, out: WireEvent[], same: Pending | null): void {
+  protected drain(wire: number, carrier: Carrier, out: WireEvent[], same: StagedEvent | null): void {
     while (carrier.queue.length > 0) {
       const part = carrier.queue[0] as TextPart;
       if (part.kind === "call") {
@@ -273,11 +192,11 @@ class AnthropicTextCallReencoder implements Reencoder {
   }
 
   /** The event at output index `at`: as it came when that is its own index. */
-  private moved(pending: Pending, at: number, wire: number): WireEvent {
+  private moved(pending: StagedEvent, at: number, wire: number): WireEvent {
     return at === wire ? pending.wire : sseText({ ...pending.data, index: at }, pending.name);
   }
 
-  private withStopReason(pending: Pending): WireEvent {
+  private withStopReason(pending: StagedEvent): WireEvent {
     const delta = isPlainObject(pending.data.delta) ? pending.data.delta : null;
     const reason = delta?.stop_reason;
     if (this.runnable === 0 || delta === null || (reason !== "end_turn" && reason !== "stop_sequence")) return pending.wire;

@@ -1,11 +1,11 @@
-import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
-import { DecoderTap, isPlainObject } from "./common.js";
+import type { DecoderOptions, ToolCall } from "../types.js";
+import { isPlainObject } from "./common.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
-import { encodeOut, SseEventSplitter, sseText, type WireEvent } from "./sse-events.js";
-import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
+import { sseText, type WireEvent } from "./sse-events.js";
+import type { TextPart } from "./text-call-parts.js";
+import { TextCallStage, type StagedEvent, type TextCarrier } from "./text-call-stage.js";
 import { TEXT_CALL_REPORT } from "./text-calls.js";
-import type { Reencoder, RepairReport } from "./types.js";
+import type { Reencoder } from "./types.js";
 
 /**
  * OpenAI Responses with `textCalls` (vLLM and llama-server serve `/v1/responses`; without a tool
@@ -31,27 +31,19 @@ export function createResponsesTextCallReencoder(options: DecoderOptions): Reenc
   return new ResponsesTextCallReencoder(options);
 }
 
-interface Pending {
-  wire: WireEvent;
-  data: Record<string, unknown>;
-  name: string | undefined;
-  parts: TextPart[];
-}
-
 /** A message item of the wire and the items written for it. */
-interface Carrier {
+interface Carrier extends TextCarrier {
   id: string;
-  added: Pending;
-  partAdded: Pending | null;
+  added: StagedEvent;
+  partAdded: StagedEvent | null;
   /** The item written now. `original`: the wire item itself (its own id and events). */
   open: { kind: "message"; out: number; id: string; text: string; original: boolean } | { kind: "reasoning"; text: string } | null;
   used: boolean;
   /** The wire item's own id and events went to a message written already. */
   originalTaken: boolean;
   segments: number;
-  queue: TextPart[];
   /** The wire's closing events, kept to pass as they came when the item was not changed. */
-  closing: Pending[];
+  closing: StagedEvent[];
   /** The item's text as the wire's done events say it. */
   finalText: string | null;
 }
@@ -59,107 +51,49 @@ interface Carrier {
 const CLOSING = new Set(["response.output_text.done", "response.content_part.done", "response.output_item.done"]);
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
-class ResponsesTextCallReencoder implements Reencoder {
-  readonly provider = "openai-responses" as const;
-  private readonly inner: Reencoder;
-  private readonly tap: DecoderTap;
-  private readonly parts: TextParts;
-  private readonly splitter = new SseEventSplitter();
-  private ended = false;
+class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
   private nextOut = 0;
   private sequence = 0;
   private readonly outOf = new Map<number, number>();
-  private readonly carriers = new Map<number, Carrier>();
-  private lastCarrier: number | null = null;
   /** The items as written, by output index (their done form): the terminal event's output. */
   private readonly items: unknown[] = [];
   private rewrote = false;
-  private tail: Pending[] | null = null;
 
   constructor(options: DecoderOptions) {
     const { textCalls: _textCalls, ...plain } = options;
-    this.inner = createOpenAIResponsesReencoder(plain);
-    this.tap = new DecoderTap("openai-responses", createDecoder("openai-responses", textCallDecoderOptions(options)));
-    this.parts = new TextParts(this.tap, "reasoning item");
+    super("openai-responses", createOpenAIResponsesReencoder(plain), options, "reasoning item");
   }
 
-  get turn(): DecodedTurn | null {
-    return this.tap.turn;
+  protected indexOf(data: Record<string, unknown>): number | null {
+    return typeof data.output_index === "number" ? data.output_index : null;
   }
 
-  get repairs(): readonly RepairReport[] {
-    return [...this.inner.repairs, ...this.tap.repairs];
+  protected isText(type: string): boolean {
+    return type === "response.output_text.delta";
   }
 
-  push(chunk: Uint8Array): Uint8Array[] {
-    const out: WireEvent[] = [];
-    for (const piece of this.inner.push(chunk)) this.read(this.splitter.push(piece), out);
-    return encodeOut(out);
-  }
-
-  flush(): Uint8Array[] {
-    if (this.ended) return [];
-    this.ended = true;
-    const out: WireEvent[] = [];
-    for (const piece of this.inner.flush()) this.read(this.splitter.push(piece), out);
-    this.read(this.splitter.flush(), out);
-    const atEnd = this.parts.collect(() => this.tap.end());
-    for (const part of atEnd) {
-      const wire = this.parts.blockOf(part) ?? this.lastCarrier;
-      const carrier = wire === null ? undefined : this.carriers.get(wire);
-      if (carrier) carrier.queue.push(part);
+  protected opens(staged: StagedEvent, type: string, index: number | null): boolean {
+    if (index === null) return false;
+    const item = staged.data.item;
+    if (type === "response.output_item.added" && isPlainObject(item) && item.type === "message" && typeof item.id === "string" && (!Array.isArray(item.content) || item.content.length === 0)) {
+      this.addCarrier(index, { id: item.id, added: staged, partAdded: null, open: null, used: false, originalTaken: false, segments: 0, queue: [], closing: [], finalText: null });
+      return true;
     }
-    const tail = this.tail ?? [];
-    this.tail = null;
-    for (const pending of tail) this.handle(pending, out);
-    for (const [index, carrier] of this.carriers) this.drain(index, carrier, out, null);
-    return encodeOut(out);
-  }
-
-  /** `end` is `flush`'s former name. */
-  end(): Uint8Array[] {
-    return this.flush();
-  }
-
-  private read(events: ReturnType<SseEventSplitter["push"]>, out: WireEvent[]): void {
-    for (const raw of events) {
-      const event = raw.event;
-      if (event === null || !isPlainObject(event.data)) {
-        if (event !== null) this.tap.push(event);
-        if (this.tail !== null) this.tail.push({ wire: raw.wire, data: {}, name: undefined, parts: [] });
-        else out.push(raw.wire);
-        continue;
-      }
-      const data = event.data;
-      const type = typeof data.type === "string" ? data.type : (event.event ?? "");
-      const index = typeof data.output_index === "number" ? data.output_index : null;
-      const textEvent = type === "response.output_text.delta" && index !== null && this.carriers.has(index);
-      const parts = textEvent ? this.parts.collect(() => this.tap.push(event as ProviderEvent), index) : pushed(this.tap, event);
-      const pending: Pending = { wire: raw.wire, data, name: event.event, parts };
-      if (type === "response.output_item.added" && index !== null && isPlainObject(data.item) && data.item.type === "message" && typeof data.item.id === "string" && (!Array.isArray(data.item.content) || data.item.content.length === 0)) {
-        this.carriers.set(index, { id: data.item.id, added: pending, partAdded: null, open: null, used: false, originalTaken: false, segments: 0, queue: [], closing: [], finalText: null });
-        this.lastCarrier = index;
-        continue;
-      }
-      const carrier = index === null ? undefined : this.carriers.get(index);
-      if (type === "response.content_part.added" && carrier && carrier.partAdded === null && !carrier.used && isPlainObject(data.part) && data.part.type === "output_text") {
-        carrier.partAdded = pending;
-        continue;
-      }
-      if (this.tail === null && (TERMINAL.has(type) || (carrier !== undefined && CLOSING.has(type)))) this.tail = [];
-      if (this.tail !== null) this.tail.push(pending);
-      else this.handle(pending, out);
+    const carrier = this.carriers.get(index);
+    const part = staged.data.part;
+    if (type === "response.content_part.added" && carrier && carrier.partAdded === null && !carrier.used && isPlainObject(part) && part.type === "output_text") {
+      carrier.partAdded = staged;
+      return true;
     }
+    return false;
   }
 
-  private handle(pending: Pending, out: WireEvent[]): void {
+  protected startsTail(type: string, index: number | null): boolean {
+    return TERMINAL.has(type) || (index !== null && this.carriers.has(index) && CLOSING.has(type));
+  }
+
+  protected handle(pending: StagedEvent, type: string, index: number | null, out: WireEvent[]): void {
     const { data } = pending;
-    if (Object.keys(data).length === 0 && pending.name === undefined) {
-      out.push(pending.wire);
-      return;
-    }
-    const type = typeof data.type === "string" ? data.type : (pending.name ?? "");
-    const index = typeof data.output_index === "number" ? data.output_index : null;
     const carrier = index === null ? undefined : this.carriers.get(index);
     if (carrier && index !== null) {
       if (type === "response.output_text.delta") {
@@ -208,7 +142,7 @@ class ResponsesTextCallReencoder implements Reencoder {
   }
 
   /** Writes an event with its next sequence number and the fields given: as it came when nothing changes. */
-  private write(out: WireEvent[], pending: Pending, fields: Record<string, unknown>): void {
+  private write(out: WireEvent[], pending: StagedEvent, fields: Record<string, unknown>): void {
     const seq = typeof pending.data.sequence_number === "number" ? this.sequence++ : null;
     const changes = seq !== null && pending.data.sequence_number !== seq ? { ...fields, sequence_number: seq } : fields;
     const same = Object.entries(changes).every(([key, value]) => pending.data[key] === value);
@@ -220,7 +154,7 @@ class ResponsesTextCallReencoder implements Reencoder {
     out.push(sseText({ type, sequence_number: this.sequence++, ...fields }, type));
   }
 
-  private drain(wire: number, carrier: Carrier, out: WireEvent[], same: Pending | null): void {
+  protected drain(wire: number, carrier: Carrier, out: WireEvent[], same: StagedEvent | null): void {
     while (carrier.queue.length > 0) {
       const part = carrier.queue[0] as TextPart;
       if (part.kind === "call") {
@@ -343,7 +277,7 @@ class ResponsesTextCallReencoder implements Reencoder {
   }
 
   /** The terminal event, its `response.output` the items as written when any was changed. */
-  private terminal(pending: Pending, out: WireEvent[]): void {
+  private terminal(pending: StagedEvent, out: WireEvent[]): void {
     const response = isPlainObject(pending.data.response) ? pending.data.response : null;
     if (!this.rewrote || response === null) {
       this.write(out, pending, {});
@@ -352,11 +286,6 @@ class ResponsesTextCallReencoder implements Reencoder {
     const output = this.items.filter((item) => item !== undefined);
     this.write(out, pending, { response: { ...response, output } });
   }
-}
-
-function pushed(tap: DecoderTap, event: ProviderEvent): TextPart[] {
-  tap.push(event);
-  return [];
 }
 
 /** A message item holding one output_text part, in its done form. */

@@ -2,7 +2,6 @@ import type { DecoderOptions, ToolCall } from "../types.js";
 import { isPlainObject } from "./common.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
 import { sseText, type WireEvent } from "./sse-events.js";
-import type { TextPart } from "./text-call-parts.js";
 import { TextCallStage, type StagedEvent, type TextCarrier } from "./text-call-stage.js";
 import { TEXT_CALL_REPORT } from "./text-calls.js";
 import type { Reencoder } from "./types.js";
@@ -155,17 +154,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
   }
 
   protected drain(wire: number, carrier: Carrier, out: WireEvent[], same: StagedEvent | null): void {
-    while (carrier.queue.length > 0) {
-      const part = carrier.queue[0] as TextPart;
-      if (part.kind === "call") {
-        const call = this.tap.ended.get(part.index);
-        if (!call) return;
-        carrier.queue.shift();
-        if (call.textSyntax !== undefined) this.writeCall(call, carrier, out);
-        continue;
-      }
-      carrier.queue.shift();
-      if (part.text === "") continue;
+    for (let part = this.nextText(carrier, out); part !== null; part = this.nextText(carrier, out)) {
       if (part.kind === "reasoning") {
         this.parts.reportReasoning();
         if (carrier.open?.kind === "message") this.closeMessage(carrier, out);
@@ -255,7 +244,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
     }
   }
 
-  private writeCall(call: ToolCall, carrier: Carrier, out: WireEvent[]): void {
+  protected writeCall(call: ToolCall, carrier: Carrier, out: WireEvent[]): void {
     if (call.arguments === null) {
       this.tap.withheld(call);
       return;

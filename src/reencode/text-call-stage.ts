@@ -1,5 +1,5 @@
 import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName } from "../types.js";
+import type { DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { encodeOut, SseEventSplitter, type WireEvent } from "./sse-events.js";
 import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
@@ -12,6 +12,9 @@ export interface StagedEvent {
   name: string | undefined;
   parts: TextPart[];
 }
+
+/** A part of released text or reasoning. */
+export type TextOnly = Extract<TextPart, { kind: "text" | "reasoning" }>;
 
 /** A text block or message item of the wire: the parts not written yet (those behind a call still undecided). */
 export interface TextCarrier {
@@ -101,6 +104,29 @@ export abstract class TextCallStage<Carrier extends TextCarrier> implements Reen
 
   /** Writes a carrier's parts in order, up to a call still undecided; `same`: the event written as it came when nothing moved. */
   protected abstract drain(wire: number, carrier: Carrier, out: WireEvent[], same: StagedEvent | null): void;
+
+  /** Writes a call read from the carrier's text: a runnable one as the protocol's call, else withheld. */
+  protected abstract writeCall(call: ToolCall, carrier: Carrier, out: WireEvent[]): void;
+
+  /**
+   * The carrier's next text or reasoning part, once the decided calls before it are written (`writeCall`);
+   * null when none is left or a call before it is still undecided.
+   */
+  protected nextText(carrier: Carrier, out: WireEvent[]): TextOnly | null {
+    for (;;) {
+      const part = carrier.queue[0];
+      if (part === undefined) return null;
+      if (part.kind === "call") {
+        const call = this.tap.ended.get(part.index);
+        if (!call) return null;
+        carrier.queue.shift();
+        if (call.textSyntax !== undefined) this.writeCall(call, carrier, out);
+        continue;
+      }
+      carrier.queue.shift();
+      if (part.text !== "") return part;
+    }
+  }
 
   /** Registers a carrier (called from `opens`). */
   protected addCarrier(index: number, carrier: Carrier): void {

@@ -1,5 +1,5 @@
 import { createDecoder } from "../providers/registry.js";
-import type { DecodedTurn, DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
+import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
 import { TEXT_CALL_REPORT } from "./text-calls.js";
@@ -64,29 +64,57 @@ function bodyTurn(repaired: WholeResponseRepair, turn: DecodedTurn): DecodedTurn
   return repaired.turn !== null && repaired.turn.toolCalls.length > 0 ? repaired.turn : turn;
 }
 
+/**
+ * A whole body read again as the events of its stream, with the extractor on: `push` an event,
+ * `text` the text delta of block or item `index` (what the extractor releases is kept for it),
+ * then `settle`.
+ */
+class WholeReader {
+  readonly tap: DecoderTap;
+  readonly parts: TextParts;
+  private readonly byBlock = new Map<number, TextPart[]>();
+  private last: number | null = null;
+
+  constructor(provider: ProviderName, options: DecoderOptions, reasoningGoesTo: string) {
+    this.tap = new DecoderTap(provider, createDecoder(provider, { ...textCallDecoderOptions(options), retainText: true }));
+    this.parts = new TextParts(this.tap, reasoningGoesTo);
+  }
+
+  push(data: Record<string, unknown>): void {
+    this.tap.push({ event: data.type as string, data });
+  }
+
+  text(index: number, data: Record<string, unknown>): void {
+    this.byBlock.set(index, this.parts.collect(() => this.push(data), index));
+    this.last = index;
+  }
+
+  /** The end of the body: each block's pieces, its calls settled (see `settle`). */
+  settle(): { pieces: Map<number, Piece[]>; runnable: number; turn: DecodedTurn } {
+    const atEnd = this.parts.collect(() => this.tap.end());
+    return { ...settle(this.tap, this.parts, this.byBlock, atEnd, this.last), turn: this.tap.turn as DecodedTurn };
+  }
+}
+
 /** An Anthropic Messages body (`content` blocks) with the calls its text blocks hold as `tool_use` blocks. */
 export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
   const body = repaired.body;
   if (!isPlainObject(body) || !Array.isArray(body.content)) return repaired;
   const content = body.content as unknown[];
-  const tap = new DecoderTap("anthropic", createDecoder("anthropic", { ...textCallDecoderOptions(options), retainText: true }));
-  const parts = new TextParts(tap, "thinking block");
-  const byBlock = new Map<number, TextPart[]>();
-  let last: number | null = null;
-  const push = (data: Record<string, unknown>): void => void tap.push({ event: data.type as string, data } satisfies ProviderEvent);
+  const reader = new WholeReader("anthropic", options, "thinking block");
+  const { tap, parts } = reader;
+  const push = (data: Record<string, unknown>): void => reader.push(data);
   push({ type: "message_start", message: { id: typeof body.id === "string" ? body.id : "msg", type: "message", role: "assistant", content: [], stop_reason: null, stop_sequence: null } });
   content.forEach((block: unknown, index) => {
     if (!isPlainObject(block) || block.type !== "text" || typeof block.text !== "string") return;
     push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
-    byBlock.set(index, parts.collect(() => push({ type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } }), index));
+    reader.text(index, { type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } });
     push({ type: "content_block_stop", index });
-    last = index;
   });
   const stopReason = body.stop_reason;
   push({ type: "message_delta", delta: { stop_reason: typeof stopReason === "string" ? stopReason : null, stop_sequence: null } });
   push({ type: "message_stop" });
-  const atEnd = parts.collect(() => tap.end());
-  const { pieces, runnable } = settle(tap, parts, byBlock, atEnd, last);
+  const { pieces, runnable, turn } = reader.settle();
   if (content.every((block, index) => !isPlainObject(block) || unchanged(pieces.get(index), typeof block.text === "string" ? block.text : ""))) {
     return tap.repairs.length === 0 ? repaired : { ...repaired, repairs: [...repaired.repairs, ...tap.repairs] };
   }
@@ -115,7 +143,7 @@ export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, op
     next = { ...next, stop_reason: "tool_use" };
     tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `stop_reason '${stopReason}' became 'tool_use' to match the calls read from the text.` });
   }
-  return { body: next, changed: true, turn: bodyTurn(repaired, tap.turn as DecodedTurn), repairs: [...repaired.repairs, ...tap.repairs] };
+  return { body: next, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
 }
 
 /**
@@ -170,11 +198,9 @@ export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, op
   const body = repaired.body;
   if (!isPlainObject(body) || !Array.isArray(body.output)) return repaired;
   const output = body.output as unknown[];
-  const tap = new DecoderTap("openai-responses", createDecoder("openai-responses", { ...textCallDecoderOptions(options), retainText: true }));
-  const parts = new TextParts(tap, "reasoning item");
-  const byBlock = new Map<number, TextPart[]>();
-  let last: number | null = null;
-  const push = (data: Record<string, unknown>): void => void tap.push({ event: data.type as string, data });
+  const reader = new WholeReader("openai-responses", options, "reasoning item");
+  const { tap, parts } = reader;
+  const push = (data: Record<string, unknown>): void => reader.push(data);
   const response = { ...body, output: [] };
   push({ type: "response.created", response });
   output.forEach((item: unknown, index) => {
@@ -186,13 +212,11 @@ export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, op
     const id = typeof item.id === "string" ? item.id : `msg_${index}`;
     push({ type: "response.output_item.added", output_index: index, item: { ...item, id, content: [] } });
     push({ type: "response.content_part.added", item_id: id, output_index: index, content_index: 0, part: { type: "output_text", text: "" } });
-    byBlock.set(index, parts.collect(() => push({ type: "response.output_text.delta", item_id: id, output_index: index, content_index: 0, delta: text }), index));
+    reader.text(index, { type: "response.output_text.delta", item_id: id, output_index: index, content_index: 0, delta: text });
     push({ type: "response.output_item.done", output_index: index, item: { ...item, id } });
-    last = index;
   });
   push({ type: typeof body.status === "string" && body.status === "incomplete" ? "response.incomplete" : "response.completed", response: body });
-  const atEnd = parts.collect(() => tap.end());
-  const { pieces } = settle(tap, parts, byBlock, atEnd, last);
+  const { pieces, turn } = reader.settle();
   if (output.every((item, index) => unchanged(pieces.get(index), messageText(item) ?? ""))) {
     return tap.repairs.length === 0 ? repaired : { ...repaired, repairs: [...repaired.repairs, ...tap.repairs] };
   }
@@ -220,5 +244,5 @@ export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, op
       }
     }
   });
-  return { body: { ...body, output: next }, changed: true, turn: bodyTurn(repaired, tap.turn as DecodedTurn), repairs: [...repaired.repairs, ...tap.repairs] };
+  return { body: { ...body, output: next }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
 }

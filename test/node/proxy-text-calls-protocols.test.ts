@@ -1,10 +1,11 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import fc from "fast-check";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
+import { readRequestBody, writeInPieces } from "./http-support.js";
 import type { RepairReport } from "../../src/reencode/types.js";
 import { anthropicTextBody, decodeBytes, responsesTextBody } from "../reencode/support.js";
 
@@ -21,12 +22,6 @@ const MALFORMED = ['Here: <tool_call>\n{"name": "get_weather", "arguments": {"ci
 
 let script: { pieces: readonly string[]; sizes: readonly number[]; thinking?: readonly string[] } = { pieces: [], sizes: [1] };
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 let upstream: Server;
 let proxy: ProxyServer;
 const reports: RepairReport[] = [];
@@ -34,7 +29,7 @@ const reports: RepairReport[] = [];
 beforeAll(async () => {
   upstream = createServer((req, res) => {
     void (async () => {
-      const sent = JSON.parse(await readBody(req)) as { stream?: boolean };
+      const sent = JSON.parse(await readRequestBody(req)) as { stream?: boolean };
       const text = script.pieces.join("");
       if (req.url?.startsWith("/api/chat")) {
         res.writeHead(200, { "content-type": "application/json" });
@@ -52,15 +47,7 @@ beforeAll(async () => {
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
-      const bytes = Buffer.from(req.url?.startsWith("/v1/responses") ? responsesTextBody(script.pieces) : anthropicTextBody(script.pieces, "end_turn", script.thinking ?? []), "utf8");
-      let at = 0;
-      for (let turn = 0; at < bytes.length; turn++) {
-        const size = Math.max(1, script.sizes[turn % script.sizes.length] as number);
-        res.write(bytes.subarray(at, at + size));
-        at += size;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      res.end();
+      await writeInPieces(res, req.url?.startsWith("/v1/responses") ? responsesTextBody(script.pieces) : anthropicTextBody(script.pieces, "end_turn", script.thinking ?? []), script.sizes);
     })();
   });
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));

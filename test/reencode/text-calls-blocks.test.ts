@@ -14,6 +14,35 @@ const decoder = new TextDecoder();
 const HERMES = ["Let me check. <to", 'ol_call>\n{"name": "get_weather", ', '"arguments": {"city": "Paris"}}\n</tool', "_call> Done."];
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
 
+/** The model texts the chunking properties use: calls, reasoning, malformed markup, plain text. */
+const TEXTS = fc.constantFrom(["Checking. ", CALL, " done"], ["<think>hm</think>", CALL], ["a < b, [1] ", '<tool_call>{"name": "x", "arguments": {"a": 1}', " oops"], [CALL, CALL], ["plain text only"]);
+
+/**
+ * The property that any chunking of the body, and any cut of the model text into deltas, gives the
+ * same result: `check` gets the pieces as written, the text cut every `split` characters, and the
+ * body's byte sizes.
+ */
+function forAnyChunking(check: (pieces: readonly string[], resplit: readonly string[], sizes: readonly number[]) => void): void {
+  fc.assert(
+    fc.property(TEXTS, fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 12 }), (pieces, sizes, split) => {
+      const whole = pieces.join("");
+      const resplit: string[] = [];
+      for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
+      check(pieces, resplit, sizes);
+    }),
+    { numRuns: 60 },
+  );
+}
+
+/** Bad arguments in a closed Hermes call, cut at any bytes: never a runnable call (`check` gets the body's output). */
+function forAnyBadArguments(body: (text: string) => string, check: (body: string, sizes: readonly number[]) => void): void {
+  const bad = fc.constantFrom('{"city" "a"}', '{"city": }', "[1, 2]", '"Paris"', "{'city': 'a'");
+  fc.assert(
+    fc.property(bad, fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 }), (args, sizes) => check(body(`See <tool_call>{"name": "get_weather", "arguments": ${args}}</tool_call> ok`), sizes)),
+    { numRuns: 40 },
+  );
+}
+
 function runAnthropic(body: string, textCalls: TextCallSetting | undefined, sizes?: readonly number[]) {
   const { output, reencoder } = reencodeWith(createReencoder("anthropic", textCalls === undefined ? {} : { textCalls }), encoder.encode(body), sizes);
   return { text: decoder.decode(output), turn: decodeBytes("anthropic", output), reencoder };
@@ -120,31 +149,23 @@ describe("Anthropic Messages streams with textCalls", () => {
   });
 
   it("for any chunking of the body and of the text, the client reads the same blocks", () => {
-    const texts = fc.constantFrom(["Checking. ", CALL, " done"], ["<think>hm</think>", CALL], ["a < b, [1] ", '<tool_call>{"name": "x", "arguments": {"a": 1}', " oops"], [CALL, CALL], ["plain text only"]);
-    fc.assert(
-      fc.property(texts, fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 12 }), (pieces, sizes, split) => {
-        const whole = pieces.join("");
-        const resplit: string[] = [];
-        for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
-        const expected = runAnthropic(anthropicTextBody(pieces), "auto").turn;
-        const actual = runAnthropic(anthropicTextBody(resplit), "auto", sizes).turn;
-        expect(blocksOf(actual)).toEqual(blocksOf(expected));
-        expect(actual.finishReason).toBe(expected.finishReason);
-        expect(actual.toolCalls.map((c) => c.id)).toEqual(expected.toolCalls.map((c) => c.id));
-      }),
-      { numRuns: 60 },
-    );
+    forAnyChunking((pieces, resplit, sizes) => {
+      const expected = runAnthropic(anthropicTextBody(pieces), "auto").turn;
+      const actual = runAnthropic(anthropicTextBody(resplit), "auto", sizes).turn;
+      expect(blocksOf(actual)).toEqual(blocksOf(expected));
+      expect(actual.finishReason).toBe(expected.finishReason);
+      expect(actual.toolCalls.map((c) => c.id)).toEqual(expected.toolCalls.map((c) => c.id));
+    });
   });
 
   it("a call with bad arguments is never a runnable tool_use, whatever the chunking", () => {
-    const bad = fc.constantFrom('{"city" "a"}', '{"city": }', "[1, 2]", '"Paris"', "{'city': 'a'");
-    fc.assert(
-      fc.property(bad, fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 }), (args, sizes) => {
-        const { turn } = runAnthropic(anthropicTextBody([`See <tool_call>{"name": "get_weather", "arguments": ${args}}</tool_call> ok`]), "auto", sizes);
+    forAnyBadArguments(
+      (text) => anthropicTextBody([text]),
+      (body, sizes) => {
+        const { turn } = runAnthropic(body, "auto", sizes);
         expect(turn.toolCalls.filter((call) => call.arguments !== null)).toEqual([]);
         expect(turn.finishReason).toBe("stop");
-      }),
-      { numRuns: 40 },
+      },
     );
   });
 });
@@ -291,32 +312,24 @@ describe("OpenAI Responses streams with textCalls", () => {
   });
 
   it("for any chunking of the body and of the text, the client reads the same items", () => {
-    const texts = fc.constantFrom(["Checking. ", CALL, " done"], ["<think>hm</think>", CALL], ["a < b, [1] ", '<tool_call>{"name": "x", "arguments": {"a": 1}', " oops"], [CALL, CALL], ["plain text only"]);
-    fc.assert(
-      fc.property(texts, fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 12 }), (pieces, sizes, split) => {
-        const whole = pieces.join("");
-        const resplit: string[] = [];
-        for (let i = 0; i < whole.length; i += split) resplit.push(whole.slice(i, i + split));
-        const expected = runResponses(responsesTextBody(pieces), "auto");
-        const actual = runResponses(responsesTextBody(resplit), "auto", sizes);
-        expect(itemsOf(actual.events)).toEqual(itemsOf(expected.events));
-        expect(itemsOf(actual.events).final).toEqual(itemsOf(actual.events).streamed);
-        expect(actual.events.map((event) => event.sequence_number)).toEqual(actual.events.map((_, n) => n));
-        expect(actual.turn.finishReason).toBe(expected.turn.finishReason);
-      }),
-      { numRuns: 60 },
-    );
+    forAnyChunking((pieces, resplit, sizes) => {
+      const expected = runResponses(responsesTextBody(pieces), "auto");
+      const actual = runResponses(responsesTextBody(resplit), "auto", sizes);
+      expect(itemsOf(actual.events)).toEqual(itemsOf(expected.events));
+      expect(itemsOf(actual.events).final).toEqual(itemsOf(actual.events).streamed);
+      expect(actual.events.map((event) => event.sequence_number)).toEqual(actual.events.map((_, n) => n));
+      expect(actual.turn.finishReason).toBe(expected.turn.finishReason);
+    });
   });
 
   it("a call with bad arguments is never a runnable function_call, whatever the chunking", () => {
-    const bad = fc.constantFrom('{"city" "a"}', '{"city": }', "[1, 2]", '"Paris"', "{'city': 'a'");
-    fc.assert(
-      fc.property(bad, fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 4 }), (args, sizes) => {
-        const { turn, text } = runResponses(responsesTextBody([`See <tool_call>{"name": "get_weather", "arguments": ${args}}</tool_call> ok`]), "auto", sizes);
+    forAnyBadArguments(
+      (text) => responsesTextBody([text]),
+      (body, sizes) => {
+        const { turn, text } = runResponses(body, "auto", sizes);
         expect(turn.toolCalls).toEqual([]);
         expect(text).not.toContain('"function_call"');
-      }),
-      { numRuns: 40 },
+      },
     );
   });
 

@@ -821,7 +821,7 @@ export const DIAGNOSTIC_CODES = {
   finish_reason_text_calls: {
     kinds: ["diagnostic", "proxy_repair"],
     severity: "info",
-    meaning: "The provider stopped with '…', and … tool call(s) were read from the text; the finish reason was taken as tool_calls.",
+    meaning: "The provider stopped with '…', and … tool call(s) were read from the text; the finish reason was taken as tool_calls (the proxy writes `tool_calls` in Chat, `tool_use` in Anthropic Messages).",
     action: "Nothing: run the calls read from the text as you would wire calls.",
   },
   finish_reason_unknown: {
@@ -2009,7 +2009,7 @@ export const DIAGNOSTIC_CODES = {
   text_reasoning_extracted: {
     kinds: ["proxy_repair"],
     severity: "info",
-    meaning: "The repairing fetch / proxy (`textCalls`) sent reasoning the model wrote into its text (`<think>…</think>` and the like) as the protocol's reasoning field.",
+    meaning: "The repairing fetch / proxy (`textCalls`) sent reasoning the model wrote into its text (`<think>…</think>` and the like) as the protocol's reasoning: Chat `reasoning_content`, Ollama `thinking`, an Anthropic `thinking` block (unsigned), a Responses `reasoning` item.",
     action: "Nothing: read the reasoning where a server with a reasoning parser puts it.",
   },
   text_call_param_not_json: {

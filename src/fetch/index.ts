@@ -51,9 +51,10 @@ export interface RepairingFetchOptions {
   /** The decoded turn of each response: a streamed one when its body ends, a non-streamed JSON one when it was read. */
   onTurn?: (turn: DecodedTurn, info: { provider: ProviderName; repairs: readonly RepairReport[] }) => void;
   /**
-   * Decoder options for the response side (limits). With `textCalls`, Chat Completions responses
-   * (streamed or not) get the calls the model wrote into its text as `tool_calls` (a server
-   * without a tool parser); the tools of each request that offers some replace `textCalls.tools`.
+   * Decoder options for the response side (limits). With `textCalls`, Chat Completions, Anthropic
+   * Messages, OpenAI Responses and Ollama responses (streamed or not) get the calls the model wrote
+   * into its text as the protocol's calls (a server without a tool parser; not Gemini or Bedrock);
+   * the tools of each request that offers some replace `textCalls.tools`.
    */
   decoder?: DecoderOptions;
 }

@@ -102,8 +102,9 @@ export interface ProxyOptions {
   repairs?: RepairingFetchOptions["repairs"];
   /**
    * For an upstream started without a tool-call parser (vLLM, SGLang, llama.cpp, Ollama): read the
-   * calls the model wrote into its text and send them to the client as real `tool_calls` (Chat
-   * Completions, streamed or not; Ollama /api/chat streamed; see docs/text-calls.md). The tools of each request that offers some type its
+   * calls the model wrote into its text and send them to the client as the protocol's real calls
+   * (Chat Completions, Anthropic Messages, OpenAI Responses and Ollama /api/chat, streamed or not;
+   * not Gemini or Bedrock; see docs/text-calls.md). The tools of each request that offers some type its
    * calls, in place of `textCalls.tools`. Off when absent. Like `provider` and `target`, it is the
    * `upstream` route's: each of `routes` sets its own.
    */

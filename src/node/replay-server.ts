@@ -9,7 +9,7 @@ import { detectProvider } from "../providers/detect.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { ToolwireError } from "../errors.js";
 import { replayEvents } from "../replay.js";
-import { createReencoder } from "../reencode/index.js";
+import { createReencoder, repairWholeResponse } from "../reencode/index.js";
 import type { Reencoder } from "../reencode/types.js";
 import type { TextCallSetting } from "../text-calls/options.js";
 import { assembleWholeResponse } from "./whole-response.js";
@@ -45,11 +45,15 @@ import { assembleWholeResponse } from "./whole-response.js";
  * `pace` option, the `x-toolwire-pace` header or the `pace` query parameter gives a factor
  * (1 = as recorded, 0.1 = ten times faster).
  *
- * With `textCalls`, Chat Completions and Ollama recordings of a server without a tool parser are
- * served as a server with one would send them: streams through the protocol's re-encoder (calls
- * written into the text become `tool_calls`), whole Chat responses assembled from the turn decoded
- * with `textCalls`.
+ * With `textCalls`, Chat Completions, Ollama, Anthropic Messages and Responses recordings of a
+ * server without a tool parser are served as a server with one would send them: streams through
+ * the protocol's re-encoder (calls written into the text become the protocol's calls), whole Chat
+ * responses assembled from the turn decoded with `textCalls`, the other whole bodies assembled as
+ * recorded and read for text calls as `repairWholeResponse` reads them.
  */
+
+/** The protocols whose recordings `textCalls` serves with the calls read from their text. */
+const TEXT_CALL_PROTOCOLS: ReadonlySet<ProviderName> = new Set(["openai-chat", "ollama", "anthropic", "openai-responses"]);
 
 export interface ReplayStream {
   /** `<file path without .ndjson, relative to the path it was found under>`, plus `#<sequence>` if named. */
@@ -438,7 +442,11 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     };
     if (!streaming) {
       const textCalls = chosen.provider === "openai-chat" ? textCallsFor(chosen.provider) : {};
-      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider, ...textCalls }))) };
+      let assembled = assembleWholeResponse(target.provider, replayEvents({ sequence: chosen.sequence, provider: chosen.provider, events: chosen.events }, { provider: chosen.provider, ...textCalls }));
+      // The other protocols' bodies are assembled as recorded, then read for text calls as the proxy reads a whole body.
+      const later = chosen.provider !== "openai-chat" && target.provider === chosen.provider ? textCallsFor(chosen.provider) : {};
+      if (later.textCalls !== undefined) assembled = repairWholeResponse(target.provider, assembled, later).body as Record<string, unknown>;
+      const whole = chosen.whole ?? { status: 200, contentType: "application/json", body: JSON.stringify(assembled) };
       res.writeHead(whole.status, { "content-type": whole.contentType, "content-length": Buffer.byteLength(whole.body), ...headers });
       res.end(whole.body);
       log(req, res, url.pathname, chosen);
@@ -451,9 +459,9 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     await writeEvents(res, target, chosen, pace, textCalls.textCalls && target.wire !== "json-array" ? createReencoder(chosen.provider, textCalls) : null);
   }
 
-  /** The decoder options that read text calls, for the protocols whose re-encoders write them (Chat streamed and whole, Ollama streamed). */
+  /** The decoder options that read text calls, for the protocols whose re-encoders write them (Chat, Ollama, Messages, Responses). */
   function textCallsFor(provider: ProviderName): { textCalls?: TextCallSetting } {
-    return options.textCalls !== undefined && (provider === "openai-chat" || provider === "ollama") ? { textCalls: options.textCalls } : {};
+    return options.textCalls !== undefined && TEXT_CALL_PROTOCOLS.has(provider) ? { textCalls: options.textCalls } : {};
   }
 }
 

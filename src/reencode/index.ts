@@ -2,6 +2,8 @@ import { ToolwireError } from "../errors.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
 import type { ProviderName } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
+import { createAnthropicTextCallReencoder } from "./anthropic-text-calls.js";
+import { createResponsesTextCallReencoder } from "./responses-text-calls.js";
 import { createBedrockReencoder } from "./bedrock.js";
 import { createOpenAIChatReencoder } from "./openai-chat.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
@@ -27,8 +29,9 @@ export const REENCODED_PROVIDERS: readonly ProviderName[] = ["anthropic", "opena
  * The re-encoder for a provider's stream, as `createDecoder` is its decoder: body bytes in, the
  * same protocol's bytes out, with the calls toolwire fixed rewritten, truncated or invalid calls
  * withheld, and every other event forwarded byte for byte as soon as it arrives. With `textCalls`,
- * the calls a model wrote into its text go out as the protocol's call events (OpenAI Chat and
- * Ollama; the other protocols ignore the option). Throws UnsupportedProviderError for a name that is not a
+ * the calls a model wrote into its text go out as the protocol's call events (OpenAI Chat,
+ * Ollama, Anthropic Messages and OpenAI Responses: the protocols servers without a tool parser
+ * speak; Gemini, Bedrock and Claude on Bedrock ignore the option). Throws UnsupportedProviderError for a name that is not a
  * provider.
  */
 export function createReencoder(provider: ProviderName, options: ReencoderOptions = {}): Reencoder {
@@ -38,8 +41,11 @@ export function createReencoder(provider: ProviderName, options: ReencoderOption
   }
   if (provider === "openai-chat") return createOpenAIChatReencoder(decoderOptions);
   if (provider === "ollama") return createOllamaReencoder(decoderOptions);
-  // Calls written into the text are re-encoded for Chat Completions and Ollama (the protocols
-  // open-weight servers speak): the other protocols' streams are re-encoded as if `textCalls` were off.
+  if (provider === "anthropic" && framing === undefined && decoderOptions.textCalls !== undefined) return createAnthropicTextCallReencoder(decoderOptions);
+  if (provider === "openai-responses" && decoderOptions.textCalls !== undefined) return createResponsesTextCallReencoder(decoderOptions);
+  // Calls written into the text are re-encoded for the protocols open-weight servers speak (Chat
+  // Completions, Ollama, Messages, Responses): Gemini's, Bedrock's and Claude on Bedrock's
+  // streams (only Google's and AWS's servers speak them, and they parse calls) as if `textCalls` were off.
   delete decoderOptions.textCalls;
   if (provider === "anthropic") return framing === "aws-eventstream" ? createBedrockInvokeReencoder(decoderOptions) : createAnthropicReencoder(decoderOptions);
   if (provider === "openai-responses") return createOpenAIResponsesReencoder(decoderOptions);

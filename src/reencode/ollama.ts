@@ -160,7 +160,7 @@ class OllamaReencoder extends TappedReencoder {
   private textLine(released: { text: string; reasoning: string }, calls: readonly ToolCall[], out: string[]): void {
     const entries: unknown[] = [];
     for (const call of calls) {
-      if (call.source !== "text") continue;
+      if (call.textSyntax === undefined) continue;
       if (call.arguments === null) {
         this.tap.withheld(call);
         continue;
@@ -199,7 +199,7 @@ class OllamaReencoder extends TappedReencoder {
   /** The line as it came when toolwire took its calls as sent, else re-sent with the calls it decoded. */
   private rewritten(raw: string, data: unknown, lineCalls: readonly ToolCall[]): string {
     // Calls read from the text are sent in lines of their own (`textLine`).
-    const calls = lineCalls.filter((call) => call.source !== "text");
+    const calls = lineCalls.filter((call) => call.textSyntax === undefined);
     if (!isPlainObject(data) || !isPlainObject(data.message)) return raw;
     const entries = Array.isArray(data.message.tool_calls) ? data.message.tool_calls : null;
     if (!entries || entries.length === 0) return raw;

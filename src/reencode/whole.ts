@@ -3,6 +3,7 @@ import type { ProviderName } from "../types.js";
 import { unreadBody, type WholeResponseRepair } from "./whole-common.js";
 import type { ReencoderOptions } from "./types.js";
 import { extractWholeChatTextCalls } from "./text-calls.js";
+import { extractWholeAnthropicTextCalls, extractWholeOllamaTextCalls, extractWholeResponsesTextCalls } from "./whole-text-calls.js";
 import { repairGeminiWhole } from "./whole-gemini.js";
 import { repairAnthropicWhole, repairConverseWhole } from "./whole-messages.js";
 import { repairChatWhole, repairOllamaWhole, repairResponsesWhole } from "./whole-openai.js";
@@ -38,8 +39,11 @@ const EXPECTED: Record<ProviderName, string> = {
  *   `tool_calls` → `stop`, Gemini `STOP` → `MALFORMED_FUNCTION_CALL` when no call is left; Chat
  *   `stop` → `tool_calls` when calls are);
  * - every change is reported with the codes of the stream re-encoders; fields toolwire does not
- *   interpret pass untouched. With `textCalls`, a Chat body's calls written into its message text
- *   are read out as `tool_calls` (one choice; `extractWholeChatTextCalls`); other protocols' are not.
+ *   interpret pass untouched. With `textCalls`, the calls written into the text are read out as
+ *   the protocol's calls: a Chat body's message text as `tool_calls` (one choice;
+ *   `extractWholeChatTextCalls`), Ollama's `message.content` as `message.tool_calls`, Anthropic
+ *   text blocks as `tool_use` blocks and Responses message items as `function_call` items
+ *   (whole-text-calls.ts); Gemini and Converse bodies are not read for them.
  *
  * `provider` `anthropic` also reads Claude on Bedrock (`/invoke`), which answers with Messages
  * JSON. A body that is not the protocol's shape comes back unchanged with one `classified` report
@@ -52,6 +56,7 @@ export function repairWholeResponse(provider: ProviderName, body: unknown, optio
     switch (provider) {
       case "anthropic":
         result = repairAnthropicWhole(body, decoderOptions);
+        if (result !== null && decoderOptions.textCalls !== undefined) result = extractWholeAnthropicTextCalls(result, decoderOptions);
         break;
       case "openai-chat":
         result = repairChatWhole(body, decoderOptions);
@@ -59,6 +64,7 @@ export function repairWholeResponse(provider: ProviderName, body: unknown, optio
         break;
       case "openai-responses":
         result = repairResponsesWhole(body, decoderOptions);
+        if (result !== null && decoderOptions.textCalls !== undefined) result = extractWholeResponsesTextCalls(result, decoderOptions);
         break;
       case "gemini":
         result = repairGeminiWhole(body, decoderOptions, addMissingIds);
@@ -68,6 +74,7 @@ export function repairWholeResponse(provider: ProviderName, body: unknown, optio
         break;
       case "ollama":
         result = repairOllamaWhole(body, decoderOptions);
+        if (result !== null && decoderOptions.textCalls !== undefined) result = extractWholeOllamaTextCalls(result, decoderOptions);
         break;
     }
   }

@@ -1,3 +1,4 @@
+import Anthropic from "@anthropic-ai/sdk";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,7 +11,7 @@ import { startServe } from "../../src/cli/commands/serve.js";
 import type { CliContext } from "../../src/cli/context.js";
 import { isToolwireError } from "../../src/errors.js";
 import { parseProxyConfig } from "../../src/node/proxy-config.js";
-import { chatTextBody, decodeBytes, TEXT_CALL_TOOLS } from "../reencode/support.js";
+import { anthropicTextBody, chatTextBody, decodeBytes, TEXT_CALL_TOOLS } from "../reencode/support.js";
 import { cli } from "./support.js";
 
 /**
@@ -150,6 +151,25 @@ describe("--text-calls and --tools end to end", () => {
       const turn = decodeBytes("ollama", new Uint8Array(await response.arrayBuffer()));
       expect(turn.text).toBe("Sure.");
       expect(turn.toolCalls.map((call) => call.arguments)).toEqual([{ city: "Paris", days: 3 }]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("serve --text-calls auto: an Anthropic Messages recording's call arrives as a tool_use block, streamed and whole", async () => {
+    const events = anthropicTextBody([QWEN_XML.slice(0, 30), QWEN_XML.slice(30)])
+      .split("\n\n")
+      .filter((block) => block.includes("data: "))
+      .map((block) => JSON.parse(block.slice(block.indexOf("data: ") + 6)) as Record<string, unknown>);
+    writeFileSync(join(dir, "messages.ndjson"), events.map((data) => JSON.stringify({ provider: "anthropic", sequence: "messages-xml", event: data.type, data })).join("\n") + "\n");
+    const server = await startServe(["messages.ndjson", "--text-calls", "auto", "--tools", "tools.json"], context());
+    try {
+      const client = new Anthropic({ apiKey: "sk-ant-test", baseURL: server.url, maxRetries: 0 });
+      const request = { model: "qwen", max_tokens: 100, messages: [{ role: "user" as const, content: "weather?" }] };
+      for (const message of [await client.messages.stream(request).finalMessage(), await client.messages.create(request)]) {
+        expect(message.content.map((block) => (block.type === "tool_use" ? [block.name, block.input] : block.type === "text" ? block.text : block.type))).toEqual(["Sure.", ["get_weather", { city: "Paris", days: 3 }]]);
+        expect(message.stop_reason).toBe("tool_use");
+      }
     } finally {
       await server.close();
     }

@@ -174,3 +174,26 @@ export async function noticeRig(respond: (seen: Seen, res: ServerResponse) => vo
     },
   };
 }
+
+/** A request's body as text. */
+export async function readRequestBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Writes a body in pieces of the given byte sizes (cycled), each its own write on the socket, as a
+ * server streaming tokens sends them, then ends the response.
+ */
+export async function writeInPieces(res: ServerResponse, body: string, sizes: readonly number[]): Promise<void> {
+  const bytes = Buffer.from(body, "utf8");
+  let at = 0;
+  for (let turn = 0; at < bytes.length; turn++) {
+    const size = Math.max(1, sizes[turn % sizes.length] as number);
+    res.write(bytes.subarray(at, at + size));
+    at += size;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  res.end();
+}

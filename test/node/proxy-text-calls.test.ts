@@ -1,9 +1,10 @@
 import OpenAI from "openai";
 import fc from "fast-check";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxy, type ProxyServer } from "../../src/node/proxy.js";
+import { readRequestBody, writeInPieces } from "./http-support.js";
 import type { RepairReport } from "../../src/reencode/types.js";
 import { chatTextBody, decodeBytes, TEXT_CALL_TOOLS } from "../reencode/support.js";
 
@@ -22,12 +23,6 @@ const MALFORMED = ['Here: <tool_call>\n{"name": "get_weather", "arguments": {"ci
 let script: { body: string; sizes: readonly number[] } = { body: "", sizes: [1] };
 const seenBodies: string[] = [];
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 let upstream: Server;
 let upstreamUrl: string;
 let proxy: ProxyServer;
@@ -39,7 +34,7 @@ const reports: RepairReport[] = [];
 beforeAll(async () => {
   upstream = createServer((req, res) => {
     void (async () => {
-      const sent = await readBody(req);
+      const sent = await readRequestBody(req);
       seenBodies.push(sent);
       if ((JSON.parse(sent) as { stream?: boolean }).stream !== true) {
         // Not streamed: the whole chat.completion a parser-less server answers, the model's text as its content.
@@ -53,16 +48,7 @@ beforeAll(async () => {
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
-      const bytes = Buffer.from(script.body, "utf8");
-      let at = 0;
-      for (let turn = 0; at < bytes.length; turn++) {
-        const size = Math.max(1, script.sizes[turn % script.sizes.length] as number);
-        res.write(bytes.subarray(at, at + size));
-        at += size;
-        // Each piece its own write on the socket, as a server streaming tokens sends them.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      res.end();
+      await writeInPieces(res, script.body, script.sizes);
     })();
   });
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));

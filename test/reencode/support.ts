@@ -70,3 +70,42 @@ export const TEXT_CALL_TOOLS = [
     },
   },
 ];
+
+/** A Messages stream as a server without a tool parser sends it (llama-server, vLLM, Ollama `/v1/messages`): the model's text in text deltas. */
+export function anthropicTextBody(pieces: readonly string[], stopReason = "end_turn", thinking: readonly string[] = []): string {
+  const events: Array<[string, Record<string, unknown>]> = [["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "qwen", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 0 } } }]];
+  let index = 0;
+  if (thinking.length > 0) {
+    events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }]);
+    for (const text of thinking) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: text } }]);
+    events.push(["content_block_stop", { type: "content_block_stop", index }]);
+    index++;
+  }
+  events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }]);
+  for (const text of pieces) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text } }]);
+  events.push(["content_block_stop", { type: "content_block_stop", index }]);
+  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 7 } }]);
+  events.push(["message_stop", { type: "message_stop" }]);
+  return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+}
+
+/** A Responses stream as a server without a tool parser sends it (vLLM, llama-server `/v1/responses`): the model's text in output_text deltas of one message item. */
+export function responsesTextBody(pieces: readonly string[], status: "completed" | "incomplete" = "completed"): string {
+  const text = pieces.join("");
+  const response = { id: "resp_1", object: "response", created_at: 1, model: "qwen", status: "in_progress", output: [] as unknown[] };
+  const part = { type: "output_text", text: "", annotations: [] };
+  const item = { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] as unknown[] };
+  const done = { ...item, status: "completed", content: [{ ...part, text }] };
+  const events: Array<Record<string, unknown>> = [
+    { type: "response.created", response },
+    { type: "response.in_progress", response },
+    { type: "response.output_item.added", output_index: 0, item },
+    { type: "response.content_part.added", item_id: "msg_1", output_index: 0, content_index: 0, part },
+    ...pieces.map((delta) => ({ type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta, logprobs: [] })),
+    { type: "response.output_text.done", item_id: "msg_1", output_index: 0, content_index: 0, text, logprobs: [] },
+    { type: "response.content_part.done", item_id: "msg_1", output_index: 0, content_index: 0, part: { ...part, text } },
+    { type: "response.output_item.done", output_index: 0, item: done },
+    { type: `response.${status}`, response: { ...response, status, output: [done], ...(status === "incomplete" ? { incomplete_details: { reason: "max_output_tokens" } } : {}), usage: { input_tokens: 5, output_tokens: 7, total_tokens: 12 } } },
+  ];
+  return events.map((event, sequence) => `event: ${event.type as string}\ndata: ${JSON.stringify({ ...event, sequence_number: sequence })}\n\n`).join("");
+}

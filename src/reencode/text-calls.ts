@@ -1,7 +1,5 @@
-import { createDecoder } from "../providers/registry.js";
-import type { CodecEvent, DecodedTurn, DecoderOptions } from "../types.js";
-import { DecoderTap, isPlainObject } from "./common.js";
-import type { WholeResponseRepair } from "./whole-common.js";
+import type { CodecEvent } from "../types.js";
+import { isPlainObject, type DecoderTap } from "./common.js";
 
 /**
  * Re-encoding with `textCalls` (a server without a tool parser, whose model writes its calls into
@@ -18,14 +16,14 @@ import type { WholeResponseRepair } from "./whole-common.js";
 export const TEXT_CALL_REPORT = { code: "text_call_extracted" } as const;
 
 /** How reasoning taken out of the text is reported (once per stream or body). */
-const REASONING_MOVED = {
+export const REASONING_MOVED = {
   action: "normalized",
   code: "text_reasoning_extracted",
   message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it.",
 } as const;
 
 /** Where a Chat delta or message carries reasoning: `reasoning_content`, unless the server uses `reasoning` alone. */
-function reasoningField(carrier: Record<string, unknown>): "reasoning_content" | "reasoning" {
+export function reasoningField(carrier: Record<string, unknown>): "reasoning_content" | "reasoning" {
   return typeof carrier.reasoning_content === "string" || typeof carrier.reasoning !== "string" ? "reasoning_content" : "reasoning";
 }
 
@@ -120,51 +118,3 @@ function isEmptyChunk(data: Record<string, unknown>): boolean {
   return true;
 }
 
-/**
- * A non-streamed Chat Completions body (already repaired as `repairChatWhole` does) with the calls
- * the model wrote into its message text read out, by the same decoder a stream gets: the text and
- * reasoning become what it released, each runnable call is appended to `tool_calls` (whole, id
- * `tw_text_<n>`), one that cannot run is withheld, and the finish reason says `tool_calls` only
- * when a runnable call was read. One choice only (several are left as they are).
- */
-export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
-  const body = repaired.body;
-  if (!isPlainObject(body) || !Array.isArray(body.choices) || body.choices.length !== 1) return repaired;
-  const choice = body.choices[0];
-  if (!isPlainObject(choice) || !isPlainObject(choice.message)) return repaired;
-  const message = choice.message;
-  const content = typeof message.content === "string" ? message.content : "";
-  const field = reasoningField(message);
-  const reasoning = typeof message[field] === "string" ? (message[field] as string) : "";
-  const finish = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
-  const tap = new DecoderTap("openai-chat", createDecoder("openai-chat", { ...options, retainText: true }));
-  tap.push({ data: { choices: [{ index: 0, delta: { role: "assistant", ...(reasoning !== "" ? { reasoning_content: reasoning } : {}), content } }] } });
-  tap.push({ data: { choices: [{ index: 0, delta: {}, finish_reason: finish }] } });
-  tap.push({ data: "[DONE]" });
-  tap.end();
-  const turn = tap.turn as DecodedTurn;
-  if (turn.text === content && turn.reasoning === reasoning && turn.toolCalls.length === 0) return repaired;
-  const entries: unknown[] = Array.isArray(message.tool_calls) ? [...message.tool_calls] : [];
-  let runnable = 0;
-  for (const call of turn.toolCalls) {
-    if (call.arguments === null) {
-      tap.withheld(call);
-      continue;
-    }
-    runnable++;
-    tap.rewritten(call, [TEXT_CALL_REPORT.code]);
-    entries.push({ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } });
-  }
-  if (turn.reasoning.length > reasoning.length) tap.report(REASONING_MOVED);
-  const next: Record<string, unknown> = { ...message, content: turn.text === "" && entries.length > 0 ? null : turn.text };
-  if (turn.reasoning !== "" || field in message) next[field] = turn.reasoning;
-  if (entries.length > 0) next.tool_calls = entries;
-  let finishReason = choice.finish_reason;
-  if (runnable > 0 && (finish === "stop" || finish === null)) {
-    finishReason = "tool_calls";
-    tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `finish_reason '${String(finish)}' became 'tool_calls' to match the calls read from the text.` });
-  }
-  // The body's turn, read with its text calls when the wire carried none (else the wire calls' turn).
-  const bodyTurn = repaired.turn !== null && repaired.turn.toolCalls.length > 0 ? repaired.turn : turn;
-  return { body: { ...body, choices: [{ ...choice, message: next, finish_reason: finishReason }] }, changed: true, turn: bodyTurn, repairs: [...repaired.repairs, ...tap.repairs] };
-}

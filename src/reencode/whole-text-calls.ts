@@ -2,12 +2,13 @@ import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
-import { TEXT_CALL_REPORT } from "./text-calls.js";
+import { REASONING_MOVED, reasoningField, TEXT_CALL_REPORT } from "./text-calls.js";
 import type { WholeResponseRepair } from "./whole-common.js";
 
 /**
- * Non-streamed bodies with `textCalls`, for the protocols whose bodies are lists of blocks or items
- * (Anthropic Messages, OpenAI Responses) and Ollama's `/api/chat` with `stream: false`: the body,
+ * Non-streamed bodies with `textCalls`: a Chat Completions message and Ollama's `/api/chat` with
+ * `stream: false` (one message: its text calls appended to its `tool_calls`), and the protocols
+ * whose bodies are lists of blocks or items (Anthropic Messages, OpenAI Responses): the body,
  * already repaired as `repairWholeResponse` repairs it, is read again by the protocol's decoder with
  * the extractor on, and each text block or message item is rebuilt from what the extractor released
  * for it, in order, as the stream re-encoders write it (anthropic-text-calls.ts,
@@ -147,6 +148,66 @@ export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, op
 }
 
 /**
+ * A non-streamed Chat Completions body (already repaired as `repairChatWhole` does) with the calls
+ * the model wrote into its message text read out, by the same decoder a stream gets: the text and
+ * reasoning become what it released, each runnable call is appended to `tool_calls` (whole, id
+ * `tw_text_<n>`), one that cannot run is withheld, and the finish reason says `tool_calls` only
+ * when a runnable call was read. One choice only (several are left as they are).
+ */
+export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options: DecoderOptions): WholeResponseRepair {
+  const body = repaired.body;
+  if (!isPlainObject(body) || !Array.isArray(body.choices) || body.choices.length !== 1) return repaired;
+  const choice = body.choices[0];
+  if (!isPlainObject(choice) || !isPlainObject(choice.message)) return repaired;
+  const message = choice.message;
+  const content = typeof message.content === "string" ? message.content : "";
+  const field = reasoningField(message);
+  const reasoning = typeof message[field] === "string" ? (message[field] as string) : "";
+  const finish = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  const tap = new DecoderTap("openai-chat", createDecoder("openai-chat", { ...options, retainText: true }));
+  tap.push({ data: { choices: [{ index: 0, delta: { role: "assistant", ...(reasoning !== "" ? { reasoning_content: reasoning } : {}), content } }] } });
+  tap.push({ data: { choices: [{ index: 0, delta: {}, finish_reason: finish }] } });
+  tap.push({ data: "[DONE]" });
+  const read = messageTextCalls(tap, content, reasoning, message.tool_calls, (call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }));
+  if (read === null) return repaired;
+  const { turn, entries, runnable } = read;
+  if (turn.reasoning.length > reasoning.length) tap.report(REASONING_MOVED);
+  const next: Record<string, unknown> = { ...message, content: turn.text === "" && entries.length > 0 ? null : turn.text };
+  if (turn.reasoning !== "" || field in message) next[field] = turn.reasoning;
+  if (entries.length > 0) next.tool_calls = entries;
+  let finishReason = choice.finish_reason;
+  if (runnable > 0 && (finish === "stop" || finish === null)) {
+    finishReason = "tool_calls";
+    tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `finish_reason '${String(finish)}' became 'tool_calls' to match the calls read from the text.` });
+  }
+  return { body: { ...body, choices: [{ ...choice, message: next, finish_reason: finishReason }] }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
+}
+
+/**
+ * The calls the text of a whole message holds, read by `tap` (which has decoded the message as one
+ * event): each runnable call is reported and written by `entry` after the message's own
+ * `wireCalls`, one that cannot run is withheld. Null when the text held no call and no reasoning
+ * (the body stays as sent).
+ */
+function messageTextCalls(tap: DecoderTap, text: string, reasoning: string, wireCalls: unknown, entry: (call: ToolCall, position: number) => unknown): { turn: DecodedTurn; entries: unknown[]; runnable: number } | null {
+  tap.end();
+  const turn = tap.turn as DecodedTurn;
+  if (turn.text === text && turn.reasoning === reasoning && turn.toolCalls.length === 0) return null;
+  const entries: unknown[] = Array.isArray(wireCalls) ? [...wireCalls] : [];
+  let runnable = 0;
+  for (const call of turn.toolCalls) {
+    if (call.textSyntax === undefined) continue;
+    if (call.arguments === null) {
+      tap.withheld(call);
+      continue;
+    }
+    tap.rewritten(call, [TEXT_CALL_REPORT.code]);
+    entries.push(entry(call, runnable++));
+  }
+  return { turn, entries, runnable };
+}
+
+/**
  * An Ollama `/api/chat` body (`stream: false`) with the calls its `message.content` holds as
  * `message.tool_calls`, as the stream re-encoder sends them; `done_reason` stays as sent (Ollama
  * says `stop` for a turn with calls too).
@@ -159,20 +220,9 @@ export function extractWholeOllamaTextCalls(repaired: WholeResponseRepair, optio
   const thinking = typeof message.thinking === "string" ? message.thinking : "";
   const tap = new DecoderTap("ollama", createDecoder("ollama", { ...textCallDecoderOptions(options), retainText: true }));
   tap.push({ data: { model: body.model, message: { role: "assistant", content, ...(thinking !== "" ? { thinking } : {}) }, done: true, done_reason: typeof body.done_reason === "string" ? body.done_reason : "stop" } });
-  tap.end();
-  const turn = tap.turn as DecodedTurn;
-  if (turn.text === content && turn.reasoning === thinking && turn.toolCalls.length === 0) return repaired;
-  const entries: unknown[] = Array.isArray(message.tool_calls) ? [...message.tool_calls] : [];
-  let position = 0;
-  for (const call of turn.toolCalls) {
-    if (call.textSyntax === undefined) continue;
-    if (call.arguments === null) {
-      tap.withheld(call);
-      continue;
-    }
-    tap.rewritten(call, [TEXT_CALL_REPORT.code]);
-    entries.push({ id: call.id, function: { index: position++, name: call.name, arguments: call.arguments } });
-  }
+  const read = messageTextCalls(tap, content, thinking, message.tool_calls, (call, position) => ({ id: call.id, function: { index: position, name: call.name, arguments: call.arguments } }));
+  if (read === null) return repaired;
+  const { turn, entries } = read;
   if (turn.reasoning.length > thinking.length) {
     tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as message.thinking, as a server with a reasoning parser sends it." });
   }

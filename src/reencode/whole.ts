@@ -2,8 +2,7 @@ import { isPlainObject } from "../json/equal.js";
 import type { ProviderName } from "../types.js";
 import { unreadBody, type WholeResponseRepair } from "./whole-common.js";
 import type { ReencoderOptions } from "./types.js";
-import { extractWholeChatTextCalls } from "./text-calls.js";
-import { extractWholeAnthropicTextCalls, extractWholeOllamaTextCalls, extractWholeResponsesTextCalls } from "./whole-text-calls.js";
+import { extractWholeAnthropicTextCalls, extractWholeChatTextCalls, extractWholeOllamaTextCalls, extractWholeResponsesTextCalls } from "./whole-text-calls.js";
 import { repairGeminiWhole } from "./whole-gemini.js";
 import { repairAnthropicWhole, repairConverseWhole } from "./whole-messages.js";
 import { repairChatWhole, repairOllamaWhole, repairResponsesWhole } from "./whole-openai.js";
@@ -40,10 +39,10 @@ const EXPECTED: Record<ProviderName, string> = {
  *   `stop` → `tool_calls` when calls are);
  * - every change is reported with the codes of the stream re-encoders; fields toolwire does not
  *   interpret pass untouched. With `textCalls`, the calls written into the text are read out as
- *   the protocol's calls: a Chat body's message text as `tool_calls` (one choice;
- *   `extractWholeChatTextCalls`), Ollama's `message.content` as `message.tool_calls`, Anthropic
- *   text blocks as `tool_use` blocks and Responses message items as `function_call` items
- *   (whole-text-calls.ts); Gemini and Converse bodies are not read for them.
+ *   the protocol's calls (whole-text-calls.ts): a Chat body's message text as `tool_calls` (one
+ *   choice), Ollama's `message.content` as `message.tool_calls`, Anthropic
+ *   text blocks as `tool_use` blocks and Responses message items as `function_call` items;
+ *   Gemini and Converse bodies are not read for them.
  *
  * `provider` `anthropic` also reads Claude on Bedrock (`/invoke`), which answers with Messages
  * JSON. A body that is not the protocol's shape comes back unchanged with one `classified` report

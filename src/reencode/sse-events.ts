@@ -409,15 +409,18 @@ function joined(parts: readonly Uint8Array[], from: number, to: number): Uint8Ar
 
 /** The buffers of the blocks holds copy their calls into (a view of one may be handed over without a copy). */
 const heldBlocks = new WeakSet<ArrayBufferLike>();
-const FIRST_BLOCK = 8 * 1024;
+/** Ranges a hold keeps as views before it copies into blocks: a short call costs no copy and no block. */
+const VIEWS_KEPT = 16;
+const FIRST_BLOCK = 64 * 1024;
 const LARGEST_BLOCK = 1024 * 1024;
 
 /**
  * Appends an event to a list of held events, as one range with the event before it when their
- * bytes are next to each other: a call of many deltas is then held as a few ranges. Once a range
- * can grow no further (the next event came in another chunk), its bytes are copied into a block
- * of the hold's own (blocks double up to 1 MB), so that the hold keeps no chunk of the body alive:
- * chunks die young, and a long call is released as a few large blocks rather than joined.
+ * bytes are next to each other: a call of many deltas is then held as a few ranges. In a hold of
+ * more than `VIEWS_KEPT` ranges, a range that can grow no further (the next event came in another
+ * chunk) has its bytes copied into a block of the hold's own (blocks double from 64 KB up to 1 MB),
+ * so that a long call keeps no more chunks of the body alive (they die young) and is released as a
+ * few large blocks rather than joined.
  */
 export function holdWire(list: WireEvent[], wire: WireEvent): void {
   const last = list[list.length - 1];
@@ -433,7 +436,7 @@ export function holdWire(list: WireEvent[], wire: WireEvent): void {
 /** The last range of a hold can grow no further: its bytes go into the hold's current block. */
 function sealLast(list: WireEvent[]): void {
   const last = list[list.length - 1];
-  if (last === undefined || typeof last === "string" || heldBlocks.has(last.bytes.buffer)) return;
+  if (list.length < VIEWS_KEPT || last === undefined || typeof last === "string" || heldBlocks.has(last.bytes.buffer)) return;
   const length = last.end - last.start;
   const before = list[list.length - 2];
   const block = before !== undefined && typeof before !== "string" && heldBlocks.has(before.bytes.buffer) ? before : null;

@@ -349,9 +349,16 @@ export function sseComment(text: string): string {
   return `: ${text.replace(/[\r\n]+/g, " ")}\n\n`;
 }
 
+/** A held block at least this long is handed over as it is rather than copied into a joined chunk. */
+const OWN_PIECE = 64 * 1024;
+
 /**
- * What one push released, as one chunk of bytes (none when nothing was released). Original bytes
- * that lie next to each other in the same chunk are forwarded as one view, without a copy.
+ * What one push released: original bytes that lie next to each other in the same chunk are one
+ * view, without a copy, and the pieces are joined into one chunk, except that a block a hold
+ * copied its call into (`holdWire`) of `OWN_PIECE` bytes or more goes out as it is. A long call
+ * released joined would be copied a second time into one more chunk as large as it, which lives
+ * until the client has read it: in a proxy that is old-generation external memory per stream,
+ * and a mark-compact about once per stream (docs/proxy.md, Cost).
  */
 export function encodeOut(pieces: readonly WireEvent[]): Uint8Array[] {
   const parts: Uint8Array[] = [];
@@ -382,12 +389,38 @@ export function encodeOut(pieces: readonly WireEvent[]): Uint8Array[] {
   }
   endRun();
   if (text !== "") parts.push(encoder.encode(text));
-  return parts.length <= 1 ? parts : [concatBytes(parts)];
+  if (parts.length <= 1) return parts;
+  const out: Uint8Array[] = [];
+  let from = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as Uint8Array;
+    if (part.length < OWN_PIECE || !heldBlocks.has(part.buffer)) continue;
+    if (i > from) out.push(joined(parts, from, i));
+    out.push(part);
+    from = i + 1;
+  }
+  if (from < parts.length) out.push(joined(parts, from, parts.length));
+  return out;
 }
+
+function joined(parts: readonly Uint8Array[], from: number, to: number): Uint8Array {
+  return to - from === 1 ? (parts[from] as Uint8Array) : concatBytes(parts.slice(from, to));
+}
+
+/** The buffers of the blocks holds copy their calls into (a view of one may be handed over without a copy). */
+const heldBlocks = new WeakSet<ArrayBufferLike>();
+/** Ranges a hold keeps as views before it copies into blocks: a short call costs no copy and no block. */
+const VIEWS_KEPT = 16;
+const FIRST_BLOCK = 64 * 1024;
+const LARGEST_BLOCK = 1024 * 1024;
 
 /**
  * Appends an event to a list of held events, as one range with the event before it when their
- * bytes are next to each other: a call of many deltas is then held as a few ranges.
+ * bytes are next to each other: a call of many deltas is then held as a few ranges. In a hold of
+ * more than `VIEWS_KEPT` ranges, a range that can grow no further (the next event came in another
+ * chunk) has its bytes copied into a block of the hold's own (blocks double from 64 KB up to 1 MB),
+ * so that a long call keeps no more chunks of the body alive (they die young) and is released as a
+ * few large blocks rather than joined.
  */
 export function holdWire(list: WireEvent[], wire: WireEvent): void {
   const last = list[list.length - 1];
@@ -396,7 +429,28 @@ export function holdWire(list: WireEvent[], wire: WireEvent): void {
     last.end = wire.end;
     return;
   }
+  sealLast(list);
   list.push(wire);
+}
+
+/** The last range of a hold can grow no further: its bytes go into the hold's current block. */
+function sealLast(list: WireEvent[]): void {
+  const last = list[list.length - 1];
+  if (list.length < VIEWS_KEPT || last === undefined || typeof last === "string" || heldBlocks.has(last.bytes.buffer)) return;
+  const length = last.end - last.start;
+  const before = list[list.length - 2];
+  const block = before !== undefined && typeof before !== "string" && heldBlocks.has(before.bytes.buffer) ? before : null;
+  if (block !== null && block.bytes.length - block.end >= length) {
+    block.bytes.set(last.view(), block.end);
+    block.end += length;
+    list.pop();
+    return;
+  }
+  const size = Math.max(length, Math.min(LARGEST_BLOCK, block === null ? FIRST_BLOCK : block.bytes.length * 2));
+  const bytes = new Uint8Array(size);
+  heldBlocks.add(bytes.buffer);
+  bytes.set(last.view());
+  list[list.length - 1] = new WireBytes(bytes, 0, length);
 }
 
 /** The decoded text of a held event (to read it again on a rare rewrite path). */

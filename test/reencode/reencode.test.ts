@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { createReencoder } from "../../src/reencode/index.js";
 import { SseEventSplitter, wireBytes } from "../../src/reencode/sse-events.js";
 import { concatBytes } from "../../src/util/bytes.js";
 import type { ProviderName } from "../../src/types.js";
@@ -341,5 +342,33 @@ describe("Responses: items after a withheld call", () => {
       expect(again.text).toBe("ok");
       expect(reencoder.repairs).toContainEqual(expect.objectContaining({ action: "withheld", id: "call_fc_bad" }));
     }
+  });
+});
+
+describe("A long held call", () => {
+  it("is released byte for byte as a few blocks of its own, keeping none of the chunks it came in", () => {
+    const fragments = Array.from({ length: 160 }, (_, i) => `"k${i}":"${"v".repeat(200 + (i % 23))}",`);
+    const argumentsText = `{${fragments.join("")}"end":1}`;
+    const chunk = (choices: unknown[]): string => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices })}\n\n`;
+    let body = chunk([{ index: 0, delta: { role: "assistant", content: null }, finish_reason: null }]);
+    body += chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] }, finish_reason: null }]);
+    for (let at = 0; at < argumentsText.length; at += 16) body += chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: argumentsText.slice(at, at + 16) } }] }, finish_reason: null }]);
+    body += `${chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }])}data: [DONE]\n\n`;
+    const bytes = encoder.encode(body);
+    const reencoder = createReencoder("openai-chat", { retainText: false });
+    const inputs = new Set<ArrayBufferLike>();
+    const released: Uint8Array[] = [];
+    for (const piece of cyclicPieces(bytes, [5000, 7001])) {
+      const own = piece.slice();
+      inputs.add(own.buffer);
+      released.push(...reencoder.push(own));
+    }
+    released.push(...reencoder.flush());
+    expect(concatBytes(released)).toEqual(bytes);
+    // Not one more copy of the whole call: the blocks it was held in, each as it is.
+    const large = released.filter((piece) => piece.length >= 64 * 1024);
+    expect(large.length).toBeGreaterThan(1);
+    expect(large.every((piece) => !inputs.has(piece.buffer))).toBe(true);
+    expect(released.length).toBeLessThan(12);
   });
 });

@@ -174,6 +174,18 @@ function walk(node: MarkerTrie, s: string, k: number): MarkerTrie | null {
   return node;
 }
 
+/**
+ * `walk` for the per-delta scan, which passes it the decoders' own strings only. A function of its
+ * own so that its loads see only those: the general scan walks joined strings (held text and a
+ * delta), and with one function shared by both, V8 read every character of every walk through a
+ * megamorphic lookup (measured: about 400 instructions per walk).
+ */
+function walkDelta(trie: MarkerTrie, text: string, k: number): MarkerTrie | null {
+  let node: MarkerTrie | undefined = trie;
+  for (let j = k; node !== undefined && node.marker === null && j < text.length; j++) node = node.next.get(text.charCodeAt(j));
+  return node ?? null;
+}
+
 /** Deltas of at most this many characters are scanned by `hasScanChar` before any native search. */
 const SHORT_DELTA = 12;
 
@@ -386,7 +398,7 @@ export class TextCallExtractor implements ParseContext {
         const next = text.charCodeAt(k + 1);
         if (angle ? !mayFollowAngle(next) : !mayFollowBracket(next)) continue;
       }
-      const found = walk(this.markers, text, k);
+      const found = walkDelta(this.markers, text, k);
       if (found === null) continue;
       if (found.marker !== null) return NOT_PLAIN;
       this.scanNode = found;

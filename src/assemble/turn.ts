@@ -96,22 +96,22 @@ export class TurnBuilder {
 
   appendText(block: TextBlock, text: string): void {
     // With text calls on, plain text (most deltas) still comes straight back here.
-    if (this.textCalls === null || this.textCalls.router.text(block, text)) this.blocks.appendText(block, text, this.out);
+    if (this.textCalls === null || this.textCalls.router.text(block, text)) this.blocks.appendText(block, text, text.length, this.out);
   }
 
   appendReasoning(block: ReasoningBlock, text: string): void {
     const router = this.textCalls?.router;
-    if (!router || !router.readsReasoning || router.reasoning(block, text)) this.blocks.appendReasoning(block, text, this.out);
+    if (!router || !router.readsReasoning || router.reasoning(block, text)) this.blocks.appendReasoning(block, text, text.length, this.out);
   }
 
   /** Text past the text-call extractor, into its block. */
   relayText(block: TextBlock, text: string): void {
-    this.blocks.appendText(block, text, this.out);
+    this.blocks.appendText(block, text, text.length, this.out);
   }
 
   /** Reasoning past the text-call extractor, into its block. */
   relayReasoning(block: ReasoningBlock, text: string): void {
-    this.blocks.appendReasoning(block, text, this.out);
+    this.blocks.appendReasoning(block, text, text.length, this.out);
   }
 
   setFinish(raw: string | null, mapped: FinishReason | null): void {

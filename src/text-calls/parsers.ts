@@ -54,6 +54,11 @@ export abstract class CallParser extends Reader {
 
 /** Longest name, key or call id read in a header; longer means "not a call". */
 const MAX_NAME = 256;
+/**
+ * Arguments written before the name are kept until the name comes (the call cannot open without
+ * it): at most as much as a held call (extractor's MAX_HELD_CALL), past that the object is text.
+ */
+const MAX_EARLY_ARGS = 1 << 20;
 
 /** Reads characters up to a terminator literal; names never contain a newline. */
 class Until extends Reader {
@@ -172,13 +177,16 @@ const enum EnvelopeState {
   Name,
   TypeBody,
   Args,
+  EarlyArgs,
   SkippedValue,
   AfterValue,
 }
 
 /**
- * `{"name": "f", "arguments": {…}}` read incrementally: the call opens when its arguments begin
- * (the name must come first), the arguments stream as they arrive, other keys are skipped. Done
+ * `{"name": "f", "arguments": {…}}` read incrementally: the call opens when its arguments begin,
+ * the arguments stream as they arrive, other keys are skipped. In a marked envelope the arguments
+ * may come before the name (vLLM, SGLang and llama.cpp decode the object, so key order is free):
+ * they are kept until the name opens the call. Done
  * when the object (or the call's end marker) ends it: the call is then closed and the text marked.
  */
 export class Envelope extends Reader {
@@ -188,6 +196,8 @@ export class Envelope extends Reader {
   private name: string | null = null;
   private tracker: JsonValueTracker | null = null;
   private argsSeen = false;
+  /** Arguments read before the name, kept until it comes; null when none were. */
+  private early: string | null = null;
   private escape = false;
   /** Where a too-long string started being read past the limit (a position in the current text). */
   private tooLongAt = -1;
@@ -260,6 +270,12 @@ export class Envelope extends Reader {
           } else {
             this.name = value;
             this.state = EnvelopeState.AfterValue;
+            if (this.early !== null) {
+              if (!x.open(value, this.syntax)) return this.fail(i, x, false);
+              this.argsSeen = true;
+              x.args(this.early);
+              this.early = null;
+            }
           }
           break;
         }
@@ -271,13 +287,20 @@ export class Envelope extends Reader {
             if (c !== 34) return this.fail(i, x, this.argsSeen);
             this.startString(EnvelopeState.Name);
             i++;
-          } else if (!this.argsSeen && this.argKeys.includes(this.key)) {
-            // The name must come first: the call opens here, and its arguments then stream.
-            if (this.name === null || (c !== 123 && c !== 34)) return this.fail(i, x, false);
-            if (!x.open(this.name, this.syntax)) return this.fail(i, x, false);
-            this.argsSeen = true;
+          } else if (!this.argsSeen && this.early === null && this.argKeys.includes(this.key)) {
+            if (c !== 123 && c !== 34) return this.fail(i, x, false);
             this.tracker = new JsonValueTracker(this.stop);
-            this.state = EnvelopeState.Args;
+            if (this.name === null) {
+              // Bare JSON is a call only when a name opens it (the hold rule of a message start).
+              if (this.requireArgs) return this.fail(i, x, false);
+              this.early = "";
+              this.state = EnvelopeState.EarlyArgs;
+            } else {
+              // The call opens here, and its arguments then stream.
+              if (!x.open(this.name, this.syntax)) return this.fail(i, x, false);
+              this.argsSeen = true;
+              this.state = EnvelopeState.Args;
+            }
           } else if (this.requireArgs && !this.argsSeen) {
             // A bare object at the start of a message is held only while it can be a call:
             // besides name and arguments, only a short string "type" may come first.
@@ -291,10 +314,17 @@ export class Envelope extends Reader {
           break;
         }
         case EnvelopeState.Args:
+        case EnvelopeState.EarlyArgs:
         case EnvelopeState.SkippedValue: {
           const tracker = this.tracker as JsonValueTracker;
           const end = tracker.feed(s, i);
           if (this.state === EnvelopeState.Args) x.args(s.slice(i, end));
+          else if (this.state === EnvelopeState.EarlyArgs) {
+            const early = (this.early ?? "") + s.slice(i, end);
+            // Without a name no call is formed: arguments that are cut or too long leave it text.
+            if (early.length > MAX_EARLY_ARGS || tracker.cut) return this.fail(i, x, false);
+            this.early = early;
+          }
           if (tracker.status === "more") return this.more(end);
           // The end marker came before the arguments closed: the call ends there, invalid_json.
           if (tracker.cut) return this.closeCall(end, x);

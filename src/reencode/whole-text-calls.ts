@@ -60,9 +60,16 @@ function unchanged(pieces: readonly Piece[] | undefined, text: string): boolean 
   return pieces.length === 1 && pieces[0]?.kind === "text" && pieces[0].text === text;
 }
 
-/** The turn to report: the wire calls' turn when the wire carried calls, else the one read with the text calls. */
-function bodyTurn(repaired: WholeResponseRepair, turn: DecodedTurn): DecodedTurn {
-  return repaired.turn !== null && repaired.turn.toolCalls.length > 0 ? repaired.turn : turn;
+/**
+ * `repaired` with the text-call reader's reports added; with `rebuilt`, the body rebuilt from the
+ * text's calls and the turn to report: the wire calls' turn when the wire carried calls, else the
+ * one read with the text calls.
+ */
+function withTextCalls(repaired: WholeResponseRepair, tap: DecoderTap, rebuilt?: { body: unknown; turn: DecodedTurn }): WholeResponseRepair {
+  const repairs = [...repaired.repairs, ...tap.repairs];
+  if (rebuilt === undefined) return tap.repairs.length === 0 ? repaired : { ...repaired, repairs };
+  const turn = repaired.turn !== null && repaired.turn.toolCalls.length > 0 ? repaired.turn : rebuilt.turn;
+  return { body: rebuilt.body, changed: true, turn, repairs };
 }
 
 /**
@@ -117,7 +124,7 @@ export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, op
   push({ type: "message_stop" });
   const { pieces, runnable, turn } = reader.settle();
   if (content.every((block, index) => !isPlainObject(block) || unchanged(pieces.get(index), typeof block.text === "string" ? block.text : ""))) {
-    return tap.repairs.length === 0 ? repaired : { ...repaired, repairs: [...repaired.repairs, ...tap.repairs] };
+    return withTextCalls(repaired, tap);
   }
   const out: unknown[] = [];
   content.forEach((block: unknown, index) => {
@@ -144,7 +151,7 @@ export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, op
     next = { ...next, stop_reason: "tool_use" };
     tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `stop_reason '${stopReason}' became 'tool_use' to match the calls read from the text.` });
   }
-  return { body: next, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
+  return withTextCalls(repaired, tap, { body: next, turn });
 }
 
 /**
@@ -180,7 +187,7 @@ export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options
     finishReason = "tool_calls";
     tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `finish_reason '${String(finish)}' became 'tool_calls' to match the calls read from the text.` });
   }
-  return { body: { ...body, choices: [{ ...choice, message: next, finish_reason: finishReason }] }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
+  return withTextCalls(repaired, tap, { body: { ...body, choices: [{ ...choice, message: next, finish_reason: finishReason }] }, turn });
 }
 
 /**
@@ -229,7 +236,7 @@ export function extractWholeOllamaTextCalls(repaired: WholeResponseRepair, optio
   const next: Record<string, unknown> = { ...message, content: turn.text };
   if (turn.reasoning !== "" || "thinking" in message) next.thinking = turn.reasoning;
   if (entries.length > 0) next.tool_calls = entries;
-  return { body: { ...body, message: next }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
+  return withTextCalls(repaired, tap, { body: { ...body, message: next }, turn });
 }
 
 /** The text of a message item that is one `output_text` part (the only shape read for text calls), else null. */
@@ -268,7 +275,7 @@ export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, op
   push({ type: typeof body.status === "string" && body.status === "incomplete" ? "response.incomplete" : "response.completed", response: body });
   const { pieces, turn } = reader.settle();
   if (output.every((item, index) => unchanged(pieces.get(index), messageText(item) ?? ""))) {
-    return tap.repairs.length === 0 ? repaired : { ...repaired, repairs: [...repaired.repairs, ...tap.repairs] };
+    return withTextCalls(repaired, tap);
   }
   const next: unknown[] = [];
   output.forEach((item: unknown, index) => {
@@ -294,5 +301,5 @@ export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, op
       }
     }
   });
-  return { body: { ...body, output: next }, changed: true, turn: bodyTurn(repaired, turn), repairs: [...repaired.repairs, ...tap.repairs] };
+  return withTextCalls(repaired, tap, { body: { ...body, output: next }, turn });
 }

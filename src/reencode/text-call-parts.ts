@@ -1,5 +1,6 @@
 import type { CodecEvent, DecoderOptions } from "../types.js";
 import type { DecoderTap } from "./common.js";
+import { reasoningMoved } from "./text-calls.js";
 
 /**
  * What the text-call extractor released while the decoder read one event, in order: text, reasoning
@@ -49,11 +50,7 @@ export class TextParts {
   reportReasoning(): void {
     if (this.reasoningReported) return;
     this.reasoningReported = true;
-    this.tap.report({
-      action: "normalized",
-      code: "text_reasoning_extracted",
-      message: `Reasoning the model wrote into its text (<think>…</think> or the like) was sent as a ${this.reasoningGoesTo}, as a server with a reasoning parser sends it.`,
-    });
+    this.tap.report(reasoningMoved(`a ${this.reasoningGoesTo}`));
   }
 
   private observe(event: CodecEvent): void {

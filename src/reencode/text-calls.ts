@@ -1,5 +1,6 @@
 import type { CodecEvent } from "../types.js";
 import { isPlainObject, type DecoderTap } from "./common.js";
+import type { RepairReport } from "./types.js";
 
 /**
  * Re-encoding with `textCalls` (a server without a tool parser, whose model writes its calls into
@@ -15,12 +16,16 @@ import { isPlainObject, type DecoderTap } from "./common.js";
 /** How a call read from the text and sent as the protocol's call event is reported (`DecoderTap.rewritten`). */
 export const TEXT_CALL_REPORT = { code: "text_call_extracted" } as const;
 
-/** How reasoning taken out of the text is reported (once per stream or body). */
-export const REASONING_MOVED = {
-  action: "normalized",
-  code: "text_reasoning_extracted",
-  message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as reasoning_content, as a server with a reasoning parser sends it.",
-} as const;
+/** How reasoning taken out of the text is reported (once per stream or body); `to`: where it was sent. */
+export function reasoningMoved(to: string): Omit<RepairReport, "stage" | "provider"> {
+  return {
+    action: "normalized",
+    code: "text_reasoning_extracted",
+    message: `Reasoning the model wrote into its text (<think>…</think> or the like) was sent as ${to}, as a server with a reasoning parser sends it.`,
+  };
+}
+
+export const REASONING_MOVED = reasoningMoved("reasoning_content");
 
 /** Where a Chat delta or message carries reasoning: `reasoning_content`, unless the server uses `reasoning` alone. */
 export function reasoningField(carrier: Record<string, unknown>): "reasoning_content" | "reasoning" {

@@ -2,7 +2,7 @@ import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
-import { REASONING_MOVED, reasoningField, TEXT_CALL_REPORT } from "./text-calls.js";
+import { REASONING_MOVED, reasoningField, reasoningMoved, TEXT_CALL_REPORT } from "./text-calls.js";
 import type { WholeResponseRepair } from "./whole-common.js";
 
 /**
@@ -230,9 +230,7 @@ export function extractWholeOllamaTextCalls(repaired: WholeResponseRepair, optio
   const read = messageTextCalls(tap, content, thinking, message.tool_calls, (call, position) => ({ id: call.id, function: { index: position, name: call.name, arguments: call.arguments } }));
   if (read === null) return repaired;
   const { turn, entries } = read;
-  if (turn.reasoning.length > thinking.length) {
-    tap.report({ action: "normalized", code: "text_reasoning_extracted", message: "Reasoning the model wrote into its text (<think>…</think> or the like) was sent as message.thinking, as a server with a reasoning parser sends it." });
-  }
+  if (turn.reasoning.length > thinking.length) tap.report(reasoningMoved("message.thinking"));
   const next: Record<string, unknown> = { ...message, content: turn.text };
   if (turn.reasoning !== "" || "thinking" in message) next.thinking = turn.reasoning;
   if (entries.length > 0) next.tool_calls = entries;

@@ -1,5 +1,6 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
 import { createAnthropicReencoder } from "./anthropic.js";
+import { BlockNumbers } from "./block-numbers.js";
 import { isPlainObject } from "./common.js";
 import { sseText, type WireEvent } from "./sse-events.js";
 import { TextCallStage, type StagedEvent, type TextCarrier } from "./text-call-stage.js";
@@ -47,8 +48,7 @@ interface Carrier extends TextCarrier {
 }
 
 class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
-  private nextOut = 0;
-  private readonly outOf = new Map<number, number>();
+  private readonly numbers = new BlockNumbers();
   private runnable = 0;
 
   constructor(options: DecoderOptions) {
@@ -79,8 +79,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
     const { data } = pending;
     const carrier = index === null ? undefined : this.carriers.get(index);
     if (type === "message_start") {
-      this.nextOut = 0;
-      this.outOf.clear();
+      this.numbers.clear();
       this.carriers.clear();
       this.runnable = 0;
       out.push(pending.wire);
@@ -106,7 +105,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
           out.push(this.moved(pending, carrier.open.out, index));
           carrier.open = null;
         } else if (!carrier.used) {
-          const at = this.nextOut++;
+          const at = this.numbers.insert();
           out.push(this.moved(carrier.start, at, index), this.moved(pending, at, index));
         }
         this.carriers.delete(index);
@@ -114,8 +113,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
       }
     }
     if (type === "content_block_start" && index !== null) {
-      const at = this.nextOut++;
-      this.outOf.set(index, at);
+      const at = this.numbers.open(index);
       out.push(this.moved(pending, at, index));
       return;
     }
@@ -126,7 +124,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
       return;
     }
     if (index !== null) {
-      const at = this.outOf.get(index);
+      const at = this.numbers.of(index);
       out.push(at === undefined ? pending.wire : this.moved(pending, at, index));
       return;
     }
@@ -151,7 +149,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
   }
 
   private openBlock(wire: number, carrier: Carrier, kind: "text" | "thinking", out: WireEvent[]): void {
-    const at = this.nextOut++;
+    const at = this.numbers.insert();
     const original = kind === "text" && !carrier.used;
     if (original) out.push(this.moved(carrier.start, at, wire));
     else out.push(sseText({ type: "content_block_start", index: at, content_block: kind === "text" ? { type: "text", text: "" } : { type: "thinking", thinking: "", signature: "" } }, "content_block_start"));
@@ -172,7 +170,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
     }
     this.close(carrier, out);
     carrier.used = true;
-    const at = this.nextOut++;
+    const at = this.numbers.insert();
     this.runnable++;
     this.tap.rewritten(call, [TEXT_CALL_REPORT.code]);
     out.push(sseText({ type: "content_block_start", index: at, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } }, "content_block_start"));

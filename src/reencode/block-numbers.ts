@@ -1,5 +1,6 @@
 /**
- * The block numbers a client sees, for a re-encoder that holds blocks (Anthropic, Bedrock). A
+ * The block numbers a client sees, for a re-encoder that holds or inserts blocks (Anthropic, Bedrock,
+ * and the text-call stages of Messages and Responses, whose "blocks" are output items). A
  * client numbers content blocks as they show (the Anthropic SDK appends each started block to its
  * list and finds a delta's block by its index), and so does toolwire's decoder: a block gets the
  * next number when it first shows in the output. Blocks after a withheld call so move down and
@@ -21,9 +22,14 @@ export class BlockNumbers {
     return this.given.get(wireIndex);
   }
 
+  /** A block the re-encoder adds, with no wire block of its own: the next number. */
+  insert(): number {
+    return this.next++;
+  }
+
   /** A held block is released: the block's own number for its first call, a new one for a call split from it. */
   forHeld(wireIndex: number): number {
-    return this.given.has(wireIndex) ? this.next++ : this.open(wireIndex);
+    return this.given.has(wireIndex) ? this.insert() : this.open(wireIndex);
   }
 
   /** A retry spliced into the stream: the client starts over, and so does the numbering. */

@@ -1,4 +1,5 @@
 import type { DecoderOptions, ToolCall } from "../types.js";
+import { BlockNumbers } from "./block-numbers.js";
 import { isPlainObject } from "./common.js";
 import { createOpenAIResponsesReencoder } from "./openai-responses.js";
 import { sseText, type WireEvent } from "./sse-events.js";
@@ -51,9 +52,8 @@ const CLOSING = new Set(["response.output_text.done", "response.content_part.don
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
 class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
-  private nextOut = 0;
+  private readonly numbers = new BlockNumbers();
   private sequence = 0;
-  private readonly outOf = new Map<number, number>();
   /** The items as written, by output index (their done form): the terminal event's output. */
   private readonly items: unknown[] = [];
   private rewrote = false;
@@ -116,13 +116,12 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
       return;
     }
     if (type === "response.output_item.added" && index !== null) {
-      const at = this.nextOut++;
-      this.outOf.set(index, at);
+      const at = this.numbers.open(index);
       this.write(out, pending, { output_index: at });
       return;
     }
     if (type === "response.output_item.done" && index !== null) {
-      const at = this.outOf.get(index) ?? index;
+      const at = this.numbers.of(index) ?? index;
       this.items[at] = data.item;
       this.write(out, pending, { output_index: at });
       return;
@@ -133,7 +132,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
       return;
     }
     if (index !== null) {
-      const at = this.outOf.get(index);
+      const at = this.numbers.of(index);
       this.write(out, pending, at === undefined ? {} : { output_index: at });
       return;
     }
@@ -175,7 +174,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
   }
 
   private openMessage(wire: number, carrier: Carrier, out: WireEvent[]): void {
-    const at = this.nextOut++;
+    const at = this.numbers.insert();
     const original = !carrier.originalTaken;
     carrier.originalTaken = true;
     carrier.used = true;
@@ -209,7 +208,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
     const open = carrier.open;
     if (open?.kind !== "reasoning") return;
     carrier.open = null;
-    const at = this.nextOut++;
+    const at = this.numbers.insert();
     const id = `${carrier.id}_rs_${++carrier.segments}`;
     const item = { id, type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: open.text }], status: "completed" };
     this.items[at] = item;
@@ -235,7 +234,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
     }
     if (!carrier.used) {
       // A message with no text at all: as it came.
-      const at = this.nextOut++;
+      const at = this.numbers.insert();
       this.write(out, carrier.added, { output_index: at });
       if (carrier.partAdded !== null) this.write(out, carrier.partAdded, { output_index: at });
       for (const pending of carrier.closing) this.write(out, pending, { output_index: at });
@@ -253,7 +252,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
     else if (carrier.open?.kind === "reasoning") this.closeReasoning(carrier, out);
     carrier.used = true;
     this.rewrote = true;
-    const at = this.nextOut++;
+    const at = this.numbers.insert();
     this.tap.rewritten(call, [TEXT_CALL_REPORT.code]);
     const args = JSON.stringify(call.arguments);
     const id = `fc_${call.id}`;

@@ -4,7 +4,7 @@ import { BlockNumbers } from "./block-numbers.js";
 import { isPlainObject } from "./common.js";
 import { sseText, type WireEvent } from "./sse-events.js";
 import { TextCallStage, type StagedEvent, type TextCarrier } from "./text-call-stage.js";
-import { TEXT_CALL_REPORT } from "./text-calls.js";
+import { stopReasonForTextCalls, TEXT_CALL_REPORT } from "./text-calls.js";
 import type { Reencoder } from "./types.js";
 
 /**
@@ -187,7 +187,7 @@ class AnthropicTextCallReencoder extends TextCallStage<Carrier> {
     const delta = isPlainObject(pending.data.delta) ? pending.data.delta : null;
     const reason = delta?.stop_reason;
     if (this.runnable === 0 || delta === null || (reason !== "end_turn" && reason !== "stop_sequence")) return pending.wire;
-    this.tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `stop_reason '${String(reason)}' became 'tool_use' to match the calls read from the text.` });
+    this.tap.report(stopReasonForTextCalls("stop_reason", reason, "tool_use"));
     return sseText({ ...pending.data, delta: { ...delta, stop_reason: "tool_use" } }, pending.name ?? "message_delta");
   }
 }

@@ -27,6 +27,11 @@ export function reasoningMoved(to: string): Omit<RepairReport, "stage" | "provid
 
 export const REASONING_MOVED = reasoningMoved("reasoning_content");
 
+/** How a stop reason changed to match the calls read from the text is reported (`field`: the protocol's name for it). */
+export function stopReasonForTextCalls(field: string, from: unknown, to: string): Omit<RepairReport, "stage" | "provider"> {
+  return { action: "normalized", code: "finish_reason_text_calls", message: `${field} '${String(from)}' became '${to}' to match the calls read from the text.` };
+}
+
 /** Where a Chat delta or message carries reasoning: `reasoning_content`, unless the server uses `reasoning` alone. */
 export function reasoningField(carrier: Record<string, unknown>): "reasoning_content" | "reasoning" {
   return typeof carrier.reasoning_content === "string" || typeof carrier.reasoning !== "string" ? "reasoning_content" : "reasoning";

@@ -2,7 +2,7 @@ import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
-import { REASONING_MOVED, reasoningField, reasoningMoved, TEXT_CALL_REPORT } from "./text-calls.js";
+import { REASONING_MOVED, reasoningField, reasoningMoved, stopReasonForTextCalls, TEXT_CALL_REPORT } from "./text-calls.js";
 import type { WholeResponseRepair } from "./whole-common.js";
 
 /**
@@ -149,7 +149,7 @@ export function extractWholeAnthropicTextCalls(repaired: WholeResponseRepair, op
   let next: Record<string, unknown> = { ...body, content: out };
   if (runnable > 0 && (stopReason === "end_turn" || stopReason === "stop_sequence")) {
     next = { ...next, stop_reason: "tool_use" };
-    tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `stop_reason '${stopReason}' became 'tool_use' to match the calls read from the text.` });
+    tap.report(stopReasonForTextCalls("stop_reason", stopReason, "tool_use"));
   }
   return withTextCalls(repaired, tap, { body: next, turn });
 }
@@ -185,7 +185,7 @@ export function extractWholeChatTextCalls(repaired: WholeResponseRepair, options
   let finishReason = choice.finish_reason;
   if (runnable > 0 && (finish === "stop" || finish === null)) {
     finishReason = "tool_calls";
-    tap.report({ action: "normalized", code: "finish_reason_text_calls", message: `finish_reason '${String(finish)}' became 'tool_calls' to match the calls read from the text.` });
+    tap.report(stopReasonForTextCalls("finish_reason", finish, "tool_calls"));
   }
   return withTextCalls(repaired, tap, { body: { ...body, choices: [{ ...choice, message: next, finish_reason: finishReason }] }, turn });
 }

@@ -210,7 +210,7 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
     carrier.open = null;
     const at = this.numbers.insert();
     const id = `${carrier.id}_rs_${++carrier.segments}`;
-    const item = { id, type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: open.text }], status: "completed" };
+    const item = reasoningItem(id, open.text);
     this.items[at] = item;
     this.add(out, "response.output_item.added", { output_index: at, item: { ...item, content: [], status: "in_progress" } });
     this.add(out, "response.output_item.done", { output_index: at, item });
@@ -254,9 +254,8 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
     this.rewrote = true;
     const at = this.numbers.insert();
     this.tap.rewritten(call, [TEXT_CALL_REPORT.code]);
-    const args = JSON.stringify(call.arguments);
-    const id = `fc_${call.id}`;
-    const item = { id, type: "function_call", call_id: call.id, name: call.name, arguments: args, status: "completed" };
+    const item = functionCallItem(call);
+    const { id, arguments: args } = item;
     this.items[at] = item;
     this.add(out, "response.output_item.added", { output_index: at, item: { ...item, arguments: "", status: "in_progress" } });
     this.add(out, "response.function_call_arguments.delta", { item_id: id, output_index: at, delta: args });
@@ -280,4 +279,14 @@ class ResponsesTextCallReencoder extends TextCallStage<Carrier> {
 function messageItem(carrier: Carrier, id: string, text: string): Record<string, unknown> {
   const added = isPlainObject(carrier.added.data.item) ? carrier.added.data.item : {};
   return { ...added, id, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] };
+}
+
+/** A call read from the text as a Responses `function_call` item, in its done form (the stream and the whole body write the same). */
+export function functionCallItem(call: ToolCall): { id: string; type: "function_call"; call_id: string; name: string; arguments: string; status: "completed" } {
+  return { id: `fc_${call.id}`, type: "function_call", call_id: call.id, name: call.name, arguments: JSON.stringify(call.arguments), status: "completed" };
+}
+
+/** Reasoning taken out of the text as a Responses `reasoning` item, in its done form. */
+export function reasoningItem(id: string, text: string): Record<string, unknown> {
+  return { id, type: "reasoning", summary: [], content: [{ type: "reasoning_text", text }], status: "completed" };
 }

@@ -2,6 +2,7 @@ import { createDecoder } from "../providers/registry.js";
 import type { DecodedTurn, DecoderOptions, ProviderName, ToolCall } from "../types.js";
 import { DecoderTap, isPlainObject } from "./common.js";
 import { textCallDecoderOptions, TextParts, type TextPart } from "./text-call-parts.js";
+import { functionCallItem, reasoningItem } from "./responses-text-calls.js";
 import { REASONING_MOVED, reasoningField, reasoningMoved, stopReasonForTextCalls, TEXT_CALL_REPORT } from "./text-calls.js";
 import type { WholeResponseRepair } from "./whole-common.js";
 
@@ -288,10 +289,10 @@ export function extractWholeResponsesTextCalls(repaired: WholeResponseRepair, op
     let originalTaken = false;
     for (const piece of list) {
       if (piece.kind === "call") {
-        next.push({ id: `fc_${piece.call.id}`, type: "function_call", call_id: piece.call.id, name: piece.call.name, arguments: JSON.stringify(piece.call.arguments), status: "completed" });
+        next.push(functionCallItem(piece.call));
       } else if (piece.kind === "reasoning") {
         parts.reportReasoning();
-        next.push({ id: `${id}_rs_${++segments}`, type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: piece.text }], status: "completed" });
+        next.push(reasoningItem(`${id}_rs_${++segments}`, piece.text));
       } else {
         const segmentId = originalTaken ? `${id}_${++segments}` : id;
         next.push({ ...item, id: segmentId, content: [{ ...(originalTaken ? { type: "output_text", annotations: [] } : part), text: piece.text }] });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
@@ -227,8 +227,12 @@ async function latency(): Promise<void> {
 
 /** A proxy in a process of its own (the CLI, or the byte-forwarding one): its URL, its process, its CPU time so far, a stop. */
 async function proxyProcess(upstream: string, kind: "toolwire" | "forwarding" = "toolwire"): Promise<{ url: string; child: ChildProcess; cpuMs(): Promise<number>; stop(): Promise<void> }> {
-  const argv = kind === "toolwire" ? [BIN, "proxy", "--upstream", upstream] : [FORWARDING, upstream];
+  // Node flags for the proxy processes alone (e.g. "--trace-gc" or "--cpu-prof"), to study them under load.
+  const nodeFlags = (process.env.TOOLWIRE_BENCH_PROXY_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  const argv = [...nodeFlags, ...(kind === "toolwire" ? [BIN, "proxy", "--upstream", upstream] : [FORWARDING, upstream])];
   const child = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "ignore"] });
+  const log = process.env.TOOLWIRE_BENCH_PROXY_LOG;
+  if (log) child.stdout?.on("data", (data: Buffer) => appendFileSync(`${log}.${kind}`, data));
   const url = await printedUrl(child, () => "the proxy process exited");
   return {
     url,

@@ -226,10 +226,10 @@ async function latency(): Promise<void> {
 }
 
 /** A proxy in a process of its own (the CLI, or the byte-forwarding one): its URL, its process, its CPU time so far, a stop. */
-async function proxyProcess(upstream: string, kind: "toolwire" | "forwarding" = "toolwire"): Promise<{ url: string; child: ChildProcess; cpuMs(): Promise<number>; stop(): Promise<void> }> {
+async function proxyProcess(upstream: string, kind: "toolwire" | "forwarding" = "toolwire", flags: readonly string[] = []): Promise<{ url: string; child: ChildProcess; cpuMs(): Promise<number>; stop(): Promise<void> }> {
   // Node flags for the proxy processes alone (e.g. "--trace-gc" or "--cpu-prof"), to study them under load.
   const nodeFlags = (process.env.TOOLWIRE_BENCH_PROXY_NODE_FLAGS ?? "").split(" ").filter(Boolean);
-  const argv = [...nodeFlags, ...(kind === "toolwire" ? [BIN, "proxy", "--upstream", upstream] : [FORWARDING, upstream])];
+  const argv = [...nodeFlags, ...flags, ...(kind === "toolwire" ? [BIN, "proxy", "--upstream", upstream] : [FORWARDING, upstream])];
   const child = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "ignore"] });
   const log = process.env.TOOLWIRE_BENCH_PROXY_LOG;
   if (log) child.stdout?.on("data", (data: Buffer) => appendFileSync(`${log}.${kind}`, data));
@@ -274,6 +274,13 @@ function timedStream(base: string, path: string): Promise<number> {
   });
 }
 
+/**
+ * The heap settings docs/proxy.md offers operators who bound the proxy's memory: a young generation
+ * of at most 8 MB per semi-space (V8 grows it to 16 MB when the machine is quiet) and an old
+ * generation let grow 20% past its live data before a collection, instead of up to 4x.
+ */
+const LEAN_HEAP = ["--max-semi-space-size=8", "--heap-growing-percent=20"];
+
 async function concurrent(): Promise<void> {
   const COUNT = 500;
   const turn = anthropicTurnBody(
@@ -288,8 +295,8 @@ async function concurrent(): Promise<void> {
   console.log(`\n3. ${COUNT} concurrent streams of a tool-call turn (Anthropic: text, two 2 KB calls, ${DELTA}-byte deltas: ${groups.length} writes of 10 events, one every 10 ms), direct and through toolwire proxy as its own process (ms, wall)`);
   const upstream = await upstreamServer(groups, 10);
   const run = async (base: string): Promise<number[]> => Promise.all(Array.from({ length: COUNT }, () => timedStream(base, "/v1/messages")));
-  const through = async (kind: "toolwire" | "forwarding"): Promise<{ times: number[]; peak: number }> => {
-    const proxy = await proxyProcess(upstream.url, kind);
+  const through = async (kind: "toolwire" | "forwarding", flags: readonly string[] = []): Promise<{ times: number[]; peak: number }> => {
+    const proxy = await proxyProcess(upstream.url, kind, flags);
     try {
       await run(proxy.url);
       return { times: await run(proxy.url), peak: peakRssMb(proxy.child.pid) };
@@ -302,11 +309,14 @@ async function concurrent(): Promise<void> {
     const direct = await run(upstream.url);
     const forwarding = await through("forwarding");
     const toolwire = await through("toolwire");
+    const lean = await through("toolwire", LEAN_HEAP);
     const p = (values: number[], at: number): string => percentile(values, at).toFixed(0);
     const ratio = percentile(toolwire.times, 99) / percentile(direct, 99);
     console.log(`   direct: p50 ${p(direct, 50)}, p99 ${p(direct, 99)}; byte-forwarding proxy: p50 ${p(forwarding.times, 50)}, p99 ${p(forwarding.times, 99)} (${(percentile(forwarding.times, 99) / percentile(direct, 99)).toFixed(2)}x)`);
     console.log(`   toolwire proxy: p50 ${p(toolwire.times, 50)}, p99 ${p(toolwire.times, 99)} (${ratio.toFixed(2)}x direct; target ≤ 1.5x: ${ratio <= 1.5 ? "met" : "NOT met"})`);
     console.log(`   peak RSS of the proxy process: byte-forwarding ${forwarding.peak.toFixed(0)} MB, toolwire ${toolwire.peak.toFixed(0)} MB (target ≤ 150 MB: ${toolwire.peak <= 150 ? "met" : "NOT met"})`);
+    const leanRatio = percentile(lean.times, 99) / percentile(direct, 99);
+    console.log(`   toolwire proxy, NODE_OPTIONS="${LEAN_HEAP.join(" ")}": p50 ${p(lean.times, 50)}, p99 ${p(lean.times, 99)} (${leanRatio.toFixed(2)}x direct), peak RSS ${lean.peak.toFixed(0)} MB (target ≤ 150 MB: ${lean.peak <= 150 ? "met" : "NOT met"})`);
   } finally {
     await upstream.close();
   }

@@ -295,11 +295,13 @@ async function concurrent(): Promise<void> {
   console.log(`\n3. ${COUNT} concurrent streams of a tool-call turn (Anthropic: text, two 2 KB calls, ${DELTA}-byte deltas: ${groups.length} writes of 10 events, one every 10 ms), direct and through toolwire proxy as its own process (ms, wall)`);
   const upstream = await upstreamServer(groups, 10);
   const run = async (base: string): Promise<number[]> => Promise.all(Array.from({ length: COUNT }, () => timedStream(base, "/v1/messages")));
-  const through = async (kind: "toolwire" | "forwarding", flags: readonly string[] = []): Promise<{ times: number[]; peak: number }> => {
+  const through = async (kind: "toolwire" | "forwarding", flags: readonly string[] = []): Promise<{ times: number[]; peak: number; cpu: number }> => {
     const proxy = await proxyProcess(upstream.url, kind, flags);
     try {
       await run(proxy.url);
-      return { times: await run(proxy.url), peak: peakRssMb(proxy.child.pid) };
+      const before = await proxy.cpuMs();
+      const times = await run(proxy.url);
+      return { times, peak: peakRssMb(proxy.child.pid), cpu: (await proxy.cpuMs()) - before };
     } finally {
       await proxy.stop();
     }
@@ -314,6 +316,7 @@ async function concurrent(): Promise<void> {
     const ratio = percentile(toolwire.times, 99) / percentile(direct, 99);
     console.log(`   direct: p50 ${p(direct, 50)}, p99 ${p(direct, 99)}; byte-forwarding proxy: p50 ${p(forwarding.times, 50)}, p99 ${p(forwarding.times, 99)} (${(percentile(forwarding.times, 99) / percentile(direct, 99)).toFixed(2)}x)`);
     console.log(`   toolwire proxy: p50 ${p(toolwire.times, 50)}, p99 ${p(toolwire.times, 99)} (${ratio.toFixed(2)}x direct; target ≤ 1.5x: ${ratio <= 1.5 ? "met" : "NOT met"})`);
+    console.log(`   CPU of the proxy process for the ${COUNT} streams: byte-forwarding ${forwarding.cpu.toFixed(0)} ms, toolwire ${toolwire.cpu.toFixed(0)} ms`);
     console.log(`   peak RSS of the proxy process: byte-forwarding ${forwarding.peak.toFixed(0)} MB, toolwire ${toolwire.peak.toFixed(0)} MB (target ≤ 150 MB: ${toolwire.peak <= 150 ? "met" : "NOT met"})`);
     const leanRatio = percentile(lean.times, 99) / percentile(direct, 99);
     console.log(`   toolwire proxy, NODE_OPTIONS="${LEAN_HEAP.join(" ")}": p50 ${p(lean.times, 50)}, p99 ${p(lean.times, 99)} (${leanRatio.toFixed(2)}x direct), peak RSS ${lean.peak.toFixed(0)} MB (target ≤ 150 MB: ${lean.peak <= 150 ? "met" : "NOT met"})`);

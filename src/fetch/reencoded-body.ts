@@ -15,9 +15,13 @@ export function reencodedBody(body: ReadableStream<Uint8Array>, reencoder: Reenc
     reader.cancel(error).catch(() => {});
     throw error;
   };
-  return new ReadableStream<Uint8Array>(
+  let pulled = false;
+  let taken = false;
+  const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        if (taken) throw new TypeError("the re-encoded body was taken by a reader of its source");
+        pulled = true;
         for (;;) {
           const { done, value } = await reader.read();
           let pieces: Uint8Array[];
@@ -41,4 +45,34 @@ export function reencodedBody(body: ReadableStream<Uint8Array>, reencoder: Reenc
     },
     { highWaterMark: 0 },
   );
+  sources.set(stream, (take) => {
+    if (pulled || taken) return null;
+    const taker = take(body);
+    if (taker === null) return null;
+    taken = true;
+    sources.delete(stream);
+    return { reencoder, onEnd, taker };
+  });
+  return stream;
+}
+
+/** A re-encoded body taken over: the re-encoder, what to call after its flush, and what `take` made of the source. */
+export interface ReencodedSource<T> {
+  reencoder: Reencoder;
+  onEnd: (reencoder: Reencoder) => void;
+  taker: T;
+}
+
+type Take = <T>(take: (body: ReadableStream<Uint8Array>) => T | null) => ReencodedSource<T> | null;
+
+const sources = new WeakMap<ReadableStream<Uint8Array>, Take>();
+
+/**
+ * Takes over a re-encoded body nobody has read yet, for a caller that feeds the re-encoder itself
+ * (the proxy, from the upstream socket: no web stream and no promise per chunk). `take` is handed
+ * the body's source and says whether it can read it (null: it cannot, and the stream stays as it
+ * was). Once taken, the stream is spent: a read of it fails. Null for any other stream, or once read.
+ */
+export function takeReencodedSource<T>(stream: ReadableStream<Uint8Array>, take: (body: ReadableStream<Uint8Array>) => T | null): ReencodedSource<T> | null {
+  return sources.get(stream)?.(take) ?? null;
 }

@@ -1,5 +1,7 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { takeReencodedSource, type ReencodedSource } from "../fetch/reencoded-body.js";
 import { firstEvent } from "./first-event.js";
+import { takeNodeBody } from "./upstream-fetch.js";
 
 /**
  * Writes a fetch response's body to a Node response as it arrives, waiting for the client to
@@ -9,39 +11,132 @@ import { firstEvent } from "./first-event.js";
  * Chunks that arrive in one turn of the event loop (a re-encoder releasing held events hands
  * over several at once) are written corked, so they leave in one `writev` (one chunked-encoding
  * frame each, one system call) rather than one per chunk.
+ *
+ * A body the repairing fetch re-encodes from a response of the proxy's own upstream client is
+ * not read as a web stream: the upstream's Node response feeds the re-encoder directly
+ * (`forwardReencoded`), the same bytes, errors and cancellation without two streams and their
+ * promises per chunk (docs/proxy.md, Cost).
  */
 export async function forwardBody(body: ReadableStream<Uint8Array>, res: ServerResponse, onFirstChunk?: () => void): Promise<void> {
+  const direct = takeReencodedSource(body, takeNodeBody);
+  if (direct !== null) return forwardReencoded(direct, res, onFirstChunk);
   const reader = body.getReader();
-  let first = onFirstChunk;
-  let corked = false;
-  const uncork = (): void => {
-    corked = false;
-    res.uncork();
-  };
+  const writer = new CorkedWriter(res, onFirstChunk);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(uncork);
-      }
-      const drained = res.write(value);
-      if (first) {
-        first();
-        first = undefined;
-      }
-      if (!drained) {
-        if (corked) uncork();
-        await firstEvent(res, ["drain", "close"]);
-      }
+      if (!writer.write([value])) await firstEvent(res, ["drain", "close"]);
       if (res.destroyed) {
         await reader.cancel().catch(() => {});
         return;
       }
     }
   } finally {
-    if (corked) uncork();
+    writer.uncork();
   }
+}
+
+/** Writes pieces corked until the end of the event-loop turn; reports the first write once. */
+class CorkedWriter {
+  private corked = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private first: (() => void) | undefined,
+  ) {}
+
+  /** False when the client's buffer is full: wait for `drain` before writing more. */
+  write(pieces: readonly Uint8Array[]): boolean {
+    if (pieces.length === 0) return true;
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => this.uncork());
+    }
+    let drained = true;
+    for (const piece of pieces) drained = this.res.write(piece) && drained;
+    if (this.first) {
+      this.first();
+      this.first = undefined;
+    }
+    if (!drained) this.uncork();
+    return drained;
+  }
+
+  uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.res.uncork();
+  }
+}
+
+/**
+ * The upstream's Node response, re-encoded into the client's response as its chunks arrive:
+ * paused while the client's buffer is full, destroyed when the client goes. Resolves when the
+ * body has been written (or the client has gone); rejects when the upstream fails or the
+ * re-encoder throws, as reading the re-encoded web stream would.
+ */
+function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerResponse, onFirstChunk?: () => void): Promise<void> {
+  const { reencoder, onEnd, taker: upstream } = source;
+  const writer = new CorkedWriter(res, onFirstChunk);
+  return new Promise<void>((resolve, reject) => {
+    const detach = (): void => {
+      upstream.off("data", data);
+      upstream.off("end", end);
+      upstream.off("error", fail);
+      upstream.off("aborted", cut);
+      upstream.off("close", cut);
+      res.off("drain", drain);
+      res.off("close", gone);
+      writer.uncork();
+    };
+    const fail = (error: unknown): void => {
+      detach();
+      upstream.destroy();
+      reject(error);
+    };
+    const cut = (): void => fail(new Error("the upstream response was cut"));
+    const data = (chunk: Buffer): void => {
+      let pieces: Uint8Array[];
+      try {
+        pieces = reencoder.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      if (!writer.write(pieces)) upstream.pause();
+    };
+    const drain = (): void => {
+      upstream.resume();
+    };
+    const end = (): void => {
+      let pieces: Uint8Array[];
+      try {
+        pieces = reencoder.flush();
+        onEnd(reencoder);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      writer.write(pieces);
+      detach();
+      resolve();
+    };
+    const gone = (): void => {
+      // The client went before the body was written: the upstream read is cancelled.
+      detach();
+      upstream.destroy();
+      resolve();
+    };
+    upstream.on("data", data);
+    upstream.once("end", end);
+    upstream.once("error", fail);
+    upstream.once("aborted", cut);
+    // Closed without its end (the connection dropped): cut, as the web stream would report it.
+    upstream.once("close", cut);
+    res.on("drain", drain);
+    res.once("close", gone);
+    if (res.destroyed) gone();
+  });
 }

@@ -5,31 +5,64 @@ import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { FetchLike } from "../fetch/index.js";
 
 /**
- * A Node response as a web stream that reads no further ahead than one chunk: the socket is paused
- * while the chunk waits, so a slow client holds the upstream back (TCP) instead of the proxy
- * buffering its answer. Cancelling destroys the response.
+ * A Node response as a web stream that reads a chunk only when one is asked for: the response is
+ * paused in between, so a slow client holds the upstream back (TCP) instead of the proxy buffering
+ * its answer. Cancelling destroys the response.
  */
 function webBody(res: IncomingMessage): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(
+  let reading = false;
+  let detach = (): void => {};
+  const stream = new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        res.on("data", (chunk: Buffer) => {
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
-          if ((controller.desiredSize ?? 0) <= 0) res.pause();
-        });
-        res.once("end", () => controller.close());
-        res.once("error", (error) => controller.error(error));
-        res.once("aborted", () => controller.error(new Error("the upstream response was cut")));
+        const end = (): void => controller.close();
+        const error = (cause: Error): void => controller.error(cause);
+        const cut = (): void => controller.error(new Error("the upstream response was cut"));
+        res.once("end", end);
+        res.once("error", error);
+        res.once("aborted", cut);
+        detach = () => {
+          res.off("end", end);
+          res.off("error", error);
+          res.off("aborted", cut);
+        };
       },
-      pull() {
+      pull(controller) {
+        if (!reading) {
+          // The response flows only once the body is read: until then it may be taken whole (nodeBodyOf).
+          reading = true;
+          res.on("data", (chunk: Buffer) => {
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+            if ((controller.desiredSize ?? 0) <= 0) res.pause();
+          });
+        }
         res.resume();
       },
       cancel() {
         res.destroy();
       },
     },
-    { highWaterMark: 1 },
+    { highWaterMark: 0 },
   );
+  nodeBodies.set(stream, () => {
+    // A response that failed before its body was read: the stream has the error to tell.
+    if (reading || res.destroyed) return null;
+    reading = true;
+    detach();
+    nodeBodies.delete(stream);
+    return res;
+  });
+  return stream;
+}
+
+const nodeBodies = new WeakMap<ReadableStream<Uint8Array>, () => IncomingMessage | null>();
+
+/**
+ * The Node response under a body `createUpstreamFetch` made, if the body has not been read: the
+ * caller reads it itself (the body is then left unread for good). Null for any other stream.
+ */
+export function takeNodeBody(stream: ReadableStream<Uint8Array>): IncomingMessage | null {
+  return nodeBodies.get(stream)?.() ?? null;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reencodedBody } from "../../src/fetch/reencoded-body.js";
+import { reencodedBody, takeReencodedSource } from "../../src/fetch/reencoded-body.js";
 import { createReencoder, createReencodingStream } from "../../src/reencode/index.js";
 import type { Reencoder } from "../../src/reencode/types.js";
 
@@ -77,5 +77,30 @@ describe("reencodedBody", () => {
     const source = body(TEXT_TURN);
     await expect(readAll(reencodedBody(source.stream, throwing, () => {}))).rejects.toBe(failure);
     expect(source.cancelled()).toBe(failure);
+  });
+
+  it("can be taken over, unread, by a caller that feeds the re-encoder itself; the stream is then spent", async () => {
+    const source = body(TEXT_TURN);
+    const reencoder = createReencoder("anthropic");
+    const ends: Reencoder[] = [];
+    const stream = reencodedBody(source.stream, reencoder, (done) => ends.push(done));
+    const taken = takeReencodedSource(stream, (inner) => (inner === source.stream ? "mine" : null));
+    expect(taken?.taker).toBe("mine");
+    expect(taken?.reencoder).toBe(reencoder);
+    taken?.onEnd(reencoder);
+    expect(ends).toEqual([reencoder]);
+    expect(takeReencodedSource(stream, () => "again")).toBeNull();
+    await expect(readAll(stream)).rejects.toThrow(/taken/);
+  });
+
+  it("stays readable when the taker cannot read its source, and cannot be taken once read", async () => {
+    const stream = reencodedBody(body(TEXT_TURN).stream, createReencoder("anthropic"), () => {});
+    expect(takeReencodedSource(stream, () => null)).toBeNull();
+    const reader = stream.getReader();
+    await reader.read();
+    expect(takeReencodedSource(stream, () => "late")).toBeNull();
+    reader.releaseLock();
+    expect(await readAll(stream)).toBe(TEXT_TURN.slice(1).join(""));
+    expect(takeReencodedSource(new ReadableStream<Uint8Array>(), () => "other")).toBeNull();
   });
 });

@@ -444,6 +444,75 @@ describe("the upstream hop", () => {
     }
   });
 
+  /** An Anthropic text stream without end, as fast as the proxy takes it: the body the proxy re-encodes. */
+  const TEXT_DELTA = `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "lorem ipsum dolor sit amet ".repeat(4) } })}\n\n`;
+  const MESSAGE_HEAD =
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\n' +
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n';
+
+  it("a re-encoded stream: a client that does not read holds the upstream back (the upstream socket feeds the re-encoder directly)", async () => {
+    let written = 0;
+    let stop = false;
+    const piece = Buffer.from(TEXT_DELTA.repeat(Math.floor((64 * 1024) / TEXT_DELTA.length)));
+    const fast = await recordingUpstream((_seen, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(MESSAGE_HEAD);
+      const next = (): void => {
+        while (!stop && written < 256 * 1024 * 1024) {
+          written += piece.length;
+          if (!res.write(piece)) {
+            res.once("drain", next);
+            return;
+          }
+        }
+        res.end();
+      };
+      next();
+    });
+    const front = await startProxy({ upstream: fast.url });
+    const socket = (await import("node:net")).connect(front.port, "127.0.0.1");
+    try {
+      await new Promise<void>((resolve) => socket.on("connect", resolve));
+      socket.pause();
+      socket.write(`${head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-length": 15 })}{"stream":true}`);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(written).toBeGreaterThan(0);
+      expect(written).toBeLessThan(48 * 1024 * 1024);
+      const before = written;
+      // Reading again lets the upstream go on.
+      socket.resume();
+      socket.on("data", () => {});
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(written).toBeGreaterThan(before);
+    } finally {
+      stop = true;
+      socket.destroy();
+      await front.close();
+      await fast.close();
+    }
+  });
+
+  it("a re-encoded stream the upstream cuts mid-way cuts the client's response, counted as response_cut", async () => {
+    const cutting = await recordingUpstream((_seen, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(MESSAGE_HEAD + TEXT_DELTA);
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const front = await startProxy({ upstream: cutting.url });
+    try {
+      const response = await rawRequest(front.port, [head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-length": 15 }), '{"stream":true}']);
+      expect(response.status).toBe(200);
+      const raw = response.raw.toString("latin1");
+      expect(raw).toContain("lorem ipsum");
+      expect(raw.endsWith("0\r\n\r\n")).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(front.metrics()).toMatch(/toolwire_proxy_upstream_errors_total\{route="default",kind="response_cut"\} 1/);
+    } finally {
+      await front.close();
+      await cutting.close();
+    }
+  });
+
   it("an upstream that cuts its body mid-way cuts the client's response, counted as response_cut", async () => {
     const cutting = await recordingUpstream((_seen, res) => {
       res.writeHead(200, { "content-type": "application/octet-stream" });

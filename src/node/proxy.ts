@@ -22,7 +22,8 @@ import type { ProviderName } from "../types.js";
  *
  * - Headers pass through untouched (authentication included) except hop-by-hop ones (and those
  *   the request's `Connection` names); they are never logged or recorded. `accept-encoding` and
- *   `expect` are not forwarded: the proxy reads the body, and answers `100-continue` itself.
+ *   `expect` are not forwarded: the proxy asks for `identity` and reads the body (decoded if the
+ *   upstream compressed it all the same), and answers `100-continue` itself.
  * - Only a path is taken as request target; the upstream URL is the upstream's and the path's,
  *   and a path that leaves the upstream's base path is refused (400), as are duplicate `Host`
  *   headers and Host names that are not loopback names nor allowed (`allowHosts`: 403).

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { Readable } from "node:stream";
+import { Readable, pipeline } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { FetchLike } from "../fetch/index.js";
 
@@ -9,7 +10,7 @@ import type { FetchLike } from "../fetch/index.js";
  * paused in between, so a slow client holds the upstream back (TCP) instead of the proxy buffering
  * its answer. Cancelling destroys the response.
  */
-function webBody(res: IncomingMessage): ReadableStream<Uint8Array> {
+function webBody(res: Readable, direct: IncomingMessage | null): ReadableStream<Uint8Array> {
   let reading = false;
   let detach = (): void => {};
   const stream = new ReadableStream<Uint8Array>(
@@ -44,15 +45,30 @@ function webBody(res: IncomingMessage): ReadableStream<Uint8Array> {
     },
     { highWaterMark: 0 },
   );
-  nodeBodies.set(stream, () => {
-    // A response that failed before its body was read: the stream has the error to tell.
-    if (reading || res.destroyed) return null;
-    reading = true;
-    detach();
-    nodeBodies.delete(stream);
-    return res;
-  });
+  if (direct !== null) {
+    nodeBodies.set(stream, () => {
+      // A response that failed before its body was read: the stream has the error to tell.
+      if (reading || direct.destroyed) return null;
+      reading = true;
+      detach();
+      nodeBodies.delete(stream);
+      return direct;
+    });
+  }
   return stream;
+}
+
+/**
+ * The decoder of a content coding fetch undoes (gzip, deflate, br), or null. The proxy asks for
+ * `identity`; an upstream may compress all the same (no header, or a cache in front of it), and
+ * then the body is decoded as fetch decodes it, the `Content-Encoding` header left as it came.
+ */
+function contentDecoder(coding: string | undefined): NodeJS.ReadWriteStream | null {
+  const name = (coding ?? "").trim().toLowerCase();
+  if (name === "gzip" || name === "x-gzip") return createGunzip();
+  if (name === "deflate") return createInflate();
+  if (name === "br") return createBrotliDecompress();
+  return null;
 }
 
 const nodeBodies = new WeakMap<ReadableStream<Uint8Array>, () => IncomingMessage | null>();
@@ -68,9 +84,11 @@ export function takeNodeBody(stream: ReadableStream<Uint8Array>): IncomingMessag
 /**
  * The proxy's upstream client: a `fetch` on node:http(s) with keep-alive agents, with what a
  * reverse proxy needs of fetch and nothing more. A redirect goes back to the client as it came
- * (nginx and Envoy do not follow one either; the global fetch would, resending the body), and the
- * response is not decoded: the proxy asks for no content coding, so a body comes as the upstream
- * sends it. Cheaper than the global fetch per request and per chunk (see docs/proxy.md, Cost).
+ * (nginx and Envoy do not follow one either; the global fetch would, resending the body). It asks
+ * for `identity` (the proxy reads bodies, and compressing them only to inflate them again costs
+ * both hops), and decodes gzip, deflate and br when an upstream compresses all the same, leaving
+ * `Content-Encoding` as it came, as fetch does. Cheaper than the global fetch per request and per
+ * chunk (see docs/proxy.md, Cost).
  */
 export function createUpstreamFetch(): FetchLike {
   const agents = {
@@ -85,7 +103,8 @@ export function createUpstreamFetch(): FetchLike {
         return;
       }
       const method = init?.method ?? "GET";
-      const headers: Record<string, string | string[]> = {};
+      // Bodies come as sent unless asked otherwise: the proxy reads them (fetch would ask for gzip, deflate and br).
+      const headers: Record<string, string | string[]> = { "accept-encoding": "identity" };
       new Headers(init?.headers).forEach((value, name) => {
         if (name === "set-cookie") return;
         headers[name] = value;
@@ -110,7 +129,9 @@ export function createUpstreamFetch(): FetchLike {
         const empty = status === 204 || status === 205 || status === 304 || method === "HEAD";
         if (empty) res.resume();
         try {
-          resolve(new Response(empty ? null : webBody(res), { status, statusText: res.statusMessage ?? "", headers: out }));
+          const decoder = empty ? null : contentDecoder(res.headers["content-encoding"]);
+          const body = empty ? null : decoder ? webBody(pipeline(res, decoder, () => {}) as unknown as Readable, null) : webBody(res, res);
+          resolve(new Response(body, { status, statusText: res.statusMessage ?? "", headers: out }));
         } catch (error) {
           res.destroy();
           reject(error as Error);

@@ -513,6 +513,72 @@ describe("the upstream hop", () => {
     }
   });
 
+  describe("an upstream that compresses its answer although the proxy asks for identity", () => {
+    const TURN = `${MESSAGE_HEAD}${TEXT_DELTA}event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
+    const CODINGS: Array<[string, (bytes: Buffer) => Buffer]> = [
+      ["gzip", (bytes) => gzipSync(bytes)],
+      ["deflate", (bytes) => deflateSync(bytes)],
+      ["br", (bytes) => brotliCompressSync(bytes)],
+    ];
+
+    for (const [coding, compress] of CODINGS) {
+      it(`${coding}: a stream is decoded before it is re-encoded, and the client reads it as sent`, async () => {
+        const upstream = await recordingUpstream((_seen, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": coding });
+          res.end(compress(Buffer.from(TURN)));
+        });
+        const front = await startProxy({ upstream: upstream.url });
+        try {
+          const response = await fetch(`${front.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "accept-encoding": "gzip, br" }, body: '{"stream":true}' });
+          expect(response.headers.get("content-encoding")).toBeNull();
+          expect(await response.text()).toBe(TURN);
+          expect(upstream.seen[0]?.headers["accept-encoding"]).toBe("identity");
+        } finally {
+          await front.close();
+          await upstream.close();
+        }
+      });
+    }
+
+    it("a whole JSON answer and a body passed through are decoded too (the client gets no Content-Encoding it would have to undo)", async () => {
+      const message = { id: "m", type: "message", role: "assistant", model: "x", content: [{ type: "text", text: "hello" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+      const file = Buffer.from(Array.from({ length: 4096 }, (_, i) => i % 251));
+      const upstream = await recordingUpstream((seen, res) => {
+        const json = seen.url.startsWith("/v1/messages");
+        res.writeHead(200, { "content-type": json ? "application/json" : "application/octet-stream", "content-encoding": "gzip" });
+        res.end(gzipSync(json ? Buffer.from(JSON.stringify(message)) : file));
+      });
+      const front = await startProxy({ upstream: upstream.url });
+      try {
+        const whole = await fetch(`${front.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        expect(whole.headers.get("content-encoding")).toBeNull();
+        expect(await whole.json()).toEqual(message);
+        const raw = await rawRequest(front.port, [head("GET /v1/files/f/content HTTP/1.1")]);
+        expect(raw.headers["content-encoding"]).toBeUndefined();
+        expect(Buffer.compare(raw.body, file)).toBe(0);
+      } finally {
+        await front.close();
+        await upstream.close();
+      }
+    });
+
+    it("a body that does not inflate cuts the client's response rather than passing on garbage", async () => {
+      const upstream = await recordingUpstream((_seen, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": "gzip" });
+        res.end(Buffer.concat([gzipSync(Buffer.from(MESSAGE_HEAD)).subarray(0, 20), Buffer.from("not gzip at all")]));
+      });
+      const front = await startProxy({ upstream: upstream.url });
+      try {
+        const response = await rawRequest(front.port, [head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-length": 15 }), '{"stream":true}']);
+        expect(response.raw.toString("latin1").endsWith("0\r\n\r\n")).toBe(false);
+        expect(response.raw.toString("latin1")).not.toContain("not gzip");
+      } finally {
+        await front.close();
+        await upstream.close();
+      }
+    });
+  });
+
   it("an upstream that cuts its body mid-way cuts the client's response, counted as response_cut", async () => {
     const cutting = await recordingUpstream((_seen, res) => {
       res.writeHead(200, { "content-type": "application/octet-stream" });

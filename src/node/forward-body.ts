@@ -81,23 +81,14 @@ function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerR
   const { reencoder, onEnd, taker: upstream } = source;
   const writer = new CorkedWriter(res, onFirstChunk);
   return new Promise<void>((resolve, reject) => {
-    const detach = (): void => {
-      upstream.off("data", data);
-      upstream.off("end", end);
-      upstream.off("error", fail);
-      upstream.off("aborted", cut);
-      upstream.off("close", cut);
-      res.off("drain", drain);
-      res.off("close", gone);
-      writer.uncork();
-    };
     const fail = (error: unknown): void => {
       detach();
       upstream.destroy();
       reject(error);
     };
     const cut = (): void => fail(new Error("the upstream response was cut"));
-    const data = (chunk: Buffer): void => {
+    const data = (received: unknown): void => {
+      const chunk = received as Buffer;
       let pieces: Uint8Array[];
       try {
         pieces = reencoder.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
@@ -106,9 +97,6 @@ function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerR
         return;
       }
       if (!writer.write(pieces)) upstream.pause();
-    };
-    const drain = (): void => {
-      upstream.resume();
     };
     const end = (): void => {
       let pieces: Uint8Array[];
@@ -129,14 +117,21 @@ function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerR
       upstream.destroy();
       resolve();
     };
-    upstream.on("data", data);
-    upstream.once("end", end);
-    upstream.once("error", fail);
-    upstream.once("aborted", cut);
-    // Closed without its end (the connection dropped): cut, as the web stream would report it.
-    upstream.once("close", cut);
-    res.on("drain", drain);
-    res.once("close", gone);
+    const listeners: Array<[NodeJS.EventEmitter, string, (arg?: unknown) => void]> = [
+      [upstream, "data", data],
+      [upstream, "end", end],
+      [upstream, "error", fail],
+      [upstream, "aborted", cut],
+      // Closed without its end (the connection dropped): cut, as the web stream would report it.
+      [upstream, "close", cut],
+      [res, "drain", () => upstream.resume()],
+      [res, "close", gone],
+    ];
+    function detach(): void {
+      for (const [emitter, name, listener] of listeners) emitter.off(name, listener);
+      writer.uncork();
+    }
+    for (const [emitter, name, listener] of listeners) emitter.on(name, listener);
     if (res.destroyed) gone();
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
@@ -403,25 +403,29 @@ describe("the upstream hop", () => {
     }
   });
 
+  /** Writes `piece` to `res` as fast as the proxy takes it, up to 256 MB or until `flow.stop`, counting what was written. */
+  function flood(res: ServerResponse, piece: Buffer, flow: { written: number; stop: boolean }): void {
+    const next = (): void => {
+      while (!flow.stop && flow.written < 256 * 1024 * 1024) {
+        flow.written += piece.length;
+        if (!res.write(piece)) {
+          res.once("drain", next);
+          return;
+        }
+      }
+      res.end();
+    };
+    next();
+  }
+
   it("a client that does not read holds the upstream back: the proxy does not buffer the body ahead of it", async () => {
-    let written = 0;
-    let stop = false;
+    const flow = { written: 0, stop: false };
     const piece = Buffer.alloc(64 * 1024, 120);
     const fast = await (async () => {
       const server: Server = createServer((req, res) => {
         req.resume();
         res.writeHead(200, { "content-type": "application/octet-stream" });
-        const next = (): void => {
-          while (!stop && written < 256 * 1024 * 1024) {
-            written += piece.length;
-            if (!res.write(piece)) {
-              res.once("drain", next);
-              return;
-            }
-          }
-          res.end();
-        };
-        next();
+        flood(res, piece, flow);
       });
       await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
       return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -434,9 +438,9 @@ describe("the upstream hop", () => {
       socket.write(head("GET /v1/files/big/content HTTP/1.1"));
       await new Promise((resolve) => setTimeout(resolve, 800));
       // Kernel socket buffers on both hops and a chunk or two in the proxy: far less than the 256 MB on offer.
-      expect(written).toBeLessThan(48 * 1024 * 1024);
+      expect(flow.written).toBeLessThan(48 * 1024 * 1024);
     } finally {
-      stop = true;
+      flow.stop = true;
       socket.destroy();
       await front.close();
       fast.server.closeAllConnections();
@@ -451,23 +455,12 @@ describe("the upstream hop", () => {
     'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n';
 
   it("a re-encoded stream: a client that does not read holds the upstream back (the upstream socket feeds the re-encoder directly)", async () => {
-    let written = 0;
-    let stop = false;
+    const flow = { written: 0, stop: false };
     const piece = Buffer.from(TEXT_DELTA.repeat(Math.floor((64 * 1024) / TEXT_DELTA.length)));
     const fast = await recordingUpstream((_seen, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write(MESSAGE_HEAD);
-      const next = (): void => {
-        while (!stop && written < 256 * 1024 * 1024) {
-          written += piece.length;
-          if (!res.write(piece)) {
-            res.once("drain", next);
-            return;
-          }
-        }
-        res.end();
-      };
-      next();
+      flood(res, piece, flow);
     });
     const front = await startProxy({ upstream: fast.url });
     const socket = (await import("node:net")).connect(front.port, "127.0.0.1");
@@ -476,16 +469,16 @@ describe("the upstream hop", () => {
       socket.pause();
       socket.write(`${head("POST /v1/messages HTTP/1.1", { "content-type": "application/json", "content-length": 15 })}{"stream":true}`);
       await new Promise((resolve) => setTimeout(resolve, 800));
-      expect(written).toBeGreaterThan(0);
-      expect(written).toBeLessThan(48 * 1024 * 1024);
-      const before = written;
+      expect(flow.written).toBeGreaterThan(0);
+      expect(flow.written).toBeLessThan(48 * 1024 * 1024);
+      const before = flow.written;
       // Reading again lets the upstream go on.
       socket.resume();
       socket.on("data", () => {});
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(written).toBeGreaterThan(before);
+      expect(flow.written).toBeGreaterThan(before);
     } finally {
-      stop = true;
+      flow.stop = true;
       socket.destroy();
       await front.close();
       await fast.close();

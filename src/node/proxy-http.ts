@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { ProviderName } from "../types.js";
 
 /**
@@ -54,12 +55,17 @@ export function forwardedRequestHeaders(req: IncomingMessage): Headers {
   return headers;
 }
 
-/** The upstream response's headers as they go to the client (Set-Cookie kept as separate fields). */
-export function forwardedResponseHeaders(headers: Headers): Record<string, string | string[]> {
+/**
+ * The upstream response's headers as they go to the client (Set-Cookie kept as separate fields).
+ * `head`: the answer to a HEAD, which keeps its `Content-Length` (the size a GET would send,
+ * RFC 9110 §9.3.2): no body follows whose framing the proxy would choose.
+ */
+export function forwardedResponseHeaders(headers: Headers, head = false): Record<string, string | string[]> {
   const named = connectionTokens(headers.get("connection"));
   const out: Record<string, string | string[]> = {};
   headers.forEach((value, name) => {
     if (!RESPONSE_DROP.has(name) && !named.has(name) && name !== "set-cookie") out[name] = value;
+    else if (head && name === "content-length" && !named.has(name)) out[name] = value;
   });
   const cookies = headers.getSetCookie?.() ?? [];
   if (cookies.length > 0 && !named.has("set-cookie")) out["set-cookie"] = cookies;
@@ -125,8 +131,9 @@ function parseTarget(target: string): URL | { refused: string } {
     return { refused: "the request target is not a valid path" };
   }
   if (path.host !== "proxy.invalid" || !(path.pathname === "/root" || path.pathname.startsWith("/root/"))) return { refused: "the path climbs above its root ('..')" };
-  // Belt and braces: a dot segment the URL parser left in place is refused, not forwarded.
-  if (path.pathname.split("/").some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return { refused: "the path has a dot segment that does not resolve" };
+  // Belt and braces: a dot segment the URL parser left in place is refused, not forwarded; so is
+  // one behind an encoded slash (`..%2f`, `..%5c`), which an upstream that decodes them would climb.
+  if (path.pathname.split("/").some((segment) => segment.split(/%2f|%5c/i).some((part) => /^(?:\.|%2e){1,2}$/i.test(part)))) return { refused: "the path has a dot segment that does not resolve" };
   return path;
 }
 
@@ -158,6 +165,52 @@ export function trimSlashes(path: string): string {
   return path.slice(0, end);
 }
 
+/**
+ * The status for a request whose `Transfer-Encoding` the proxy cannot read, or null: absent and
+ * `chunked` alone are read. Chunked not last leaves the body's length unknown (400, RFC 9112
+ * §6.3); other codings before it are not applied by Node's parser (`gzip, chunked` reaches the
+ * handler de-chunked but still gzipped), so such a body is refused (501, RFC 9112 §6.1) rather
+ * than forwarded with its coding silently dropped.
+ */
+export function transferCodingRefusal(req: IncomingMessage): 400 | 501 | null {
+  const coding = req.headers["transfer-encoding"];
+  if (coding === undefined) return null;
+  const codings = coding.toLowerCase().split(",").map((name) => name.trim());
+  if (codings.at(-1) !== "chunked") return 400;
+  return codings.length === 1 ? null : 501;
+}
+
+/**
+ * The handler run for one request of a connection at a time. Node parses pipelined requests and
+ * hands them over at once (answering them in order); RFC 9112 §9.3.2 lets a server work on them
+ * in parallel only when they are all safe, and the upstream must see a `POST` before the `GET`
+ * that follows it on the connection, as nginx sends them. Each request waits for the response
+ * before it to end; one behind a response that closed the connection is dropped, not forwarded.
+ */
+export function inConnectionOrder(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  const waiting = new WeakMap<Socket, Array<() => void>>();
+  return (req, res) => {
+    const socket = req.socket;
+    const next = (): void => {
+      const following = waiting.get(socket)?.shift();
+      if (following) following();
+      else waiting.delete(socket);
+    };
+    const run = (): void => {
+      // The connection closed, or the response before ended it (`Connection: close`): nobody reads this answer.
+      if (socket.destroyed || socket.writableEnded) return next();
+      res.once("close", next);
+      handler(req, res);
+    };
+    const queue = waiting.get(socket);
+    if (queue) queue.push(run);
+    else {
+      waiting.set(socket, []);
+      run();
+    }
+  };
+}
+
 /** Whether the response to this request is sent chunked (so trailers may follow its body). */
 export function sendsChunked(req: IncomingMessage, status: number): boolean {
   return req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.method !== "HEAD" && status >= 200 && status !== 204 && status !== 304;
@@ -169,7 +222,7 @@ export function sendsChunked(req: IncomingMessage, status: number): boolean {
  */
 export function errorResponse(provider: ProviderName | null, status: number, message: string): { headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  const kind = status === 413 ? "too_large" : status === 403 ? "forbidden" : status === 404 ? "not_found" : status === 503 ? "unavailable" : status >= 500 ? "upstream" : "invalid";
+  const kind = status === 413 ? "too_large" : status === 403 ? "forbidden" : status === 404 ? "not_found" : status === 503 ? "unavailable" : status >= 500 && status !== 501 ? "upstream" : "invalid";
   switch (provider) {
     case "anthropic": {
       const type = { too_large: "request_too_large", forbidden: "permission_error", not_found: "not_found_error", upstream: "api_error", unavailable: "overloaded_error", invalid: "invalid_request_error" }[kind];

@@ -84,7 +84,7 @@ export class ProxyMetrics {
   readonly withheld = new Counter("toolwire_proxy_withheld_calls_total", "Tool calls withheld from the client (cut or invalid), by route, protocol and code.");
   readonly upstreamErrors = new Counter("toolwire_proxy_upstream_errors_total", "Upstream failures, by route and kind: request_failed (no response: connect, DNS, TLS, reset), response_cut (the body failed mid-way).");
   readonly clientAborts = new Counter("toolwire_proxy_client_aborts_total", "Requests the client abandoned before the response ended (the upstream request is cancelled), by route.");
-  readonly refused = new Counter("toolwire_proxy_refused_total", "Requests the proxy refused itself, by reason (host, duplicate_host, target, body_too_large, no_route, draining).");
+  readonly refused = new Counter("toolwire_proxy_refused_total", "Requests the proxy refused itself, by reason (host, duplicate_host, transfer_coding, target, body_too_large, no_route, draining).");
   readonly streamsOpen = new Counter("toolwire_proxy_streams_open", "Responses being relayed to a client right now, by route.", "gauge");
   readonly inFlight = new Counter("toolwire_proxy_requests_in_flight", "Requests in progress right now.", "gauge");
   readonly ttfb = new Histogram("toolwire_proxy_time_to_first_byte_seconds", "From the request's arrival to the first byte of the response body written to the client (the headers, for a response without a body), by route.");

@@ -7,7 +7,7 @@ import { ToolwireError } from "../errors.js";
 import { createRepairingFetch, type FetchLike, type RepairingFetchOptions } from "../fetch/index.js";
 import { routeFor, routeOf, type Route } from "../fetch/routes.js";
 import { forwardBody } from "./forward-body.js";
-import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, normalizePath, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
+import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, inConnectionOrder, normalizePath, transferCodingRefusal, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
 import { ProxyMetrics } from "./proxy-metrics.js";
 import { createUpstreamFetch } from "./upstream-fetch.js";
 import { isWithheldCall, withWithheldNotice } from "./withheld-notice.js";
@@ -343,6 +343,8 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
     };
 
     if (headerCount(req, "host") > 1) return refuse(400, "duplicate_host", "more than one Host header");
+    const coding = transferCodingRefusal(req);
+    if (coding !== null) return refuse(coding, "transfer_coding", `the request's Transfer-Encoding '${req.headers["transfer-encoding"] ?? ""}' is not supported (chunked alone, last)`);
     if (!hosts.has(hostName(req.headers.host))) {
       // A page on another origin that rebinds its DNS to the proxy's address must not reach the provider with the user's keys.
       return refuse(403, "host", `toolwire proxy does not answer the Host '${hostName(req.headers.host)}' (loopback names${options.allowHosts?.length ? " and the allowed hosts" : ""} only)`);
@@ -420,7 +422,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       });
       let response = await repairingFetch(url.href, init);
       if (options.withheldNotice && fetchRoute) response = await withWithheldNotice(response, fetchRoute, () => reports);
-      const outHeaders = forwardedResponseHeaders(response.headers);
+      const outHeaders = forwardedResponseHeaders(response.headers, method === "HEAD");
       outHeaders["x-request-id"] = requestId;
       const known = repairsHeader(reports, requestId);
       if (known) outHeaders["x-toolwire-repairs"] = known;
@@ -460,7 +462,8 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
 
 /**
  * The proxy's request handler on its own, to mount in an existing Node HTTP server (with
- * `/healthz` and `/metrics`); throws a ToolwireError (`invalid_upstream`, `invalid_route`) for an
+ * `/healthz` and `/metrics`; pipelined requests are worked on in order by `startProxy`'s server,
+ * not by the handler alone); throws a ToolwireError (`invalid_upstream`, `invalid_route`) for an
  * upstream that is not an absolute http(s) URL or a route that is not a path.
  */
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
@@ -469,7 +472,8 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
 
 /** Starts the proxy (on 127.0.0.1 unless `host` says otherwise). */
 export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
-  const { handler, metrics, state } = createProxy(options);
+  const { handler: each, metrics, state } = createProxy(options);
+  const handler = inConnectionOrder(each);
   const server: Server = createServer(handler);
   // The handler decides whether it wants the body (a 413 goes out without the 100).
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {

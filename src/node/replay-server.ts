@@ -12,6 +12,7 @@ import { replayEvents } from "../replay.js";
 import { createReencoder, repairWholeResponse } from "../reencode/index.js";
 import type { Reencoder } from "../reencode/types.js";
 import type { TextCallSetting } from "../text-calls/options.js";
+import { headerCount } from "./proxy-http.js";
 import { assembleWholeResponse } from "./whole-response.js";
 
 /**
@@ -379,12 +380,24 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
   };
 
   function handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+    if (headerCount(req, "host") > 1) {
+      sendError(res, 400, "invalid_request_error", "more than one Host header");
+      log(req, res, url.pathname, null, "duplicate Host");
+      return true;
+    }
     if (!isLoopbackHost(req.headers.host)) {
       sendError(res, 403, "permission_error", `refusing Host '${req.headers.host ?? ""}': the replay server answers loopback names only`);
       log(req, res, url.pathname, null, "not a loopback Host");
       return true;
     }
-    if (req.method === "GET" && url.pathname === "/streams") {
+    if (url.pathname === "/streams" && req.method !== "GET" && req.method !== "HEAD") {
+      res.setHeader("allow", "GET, HEAD");
+      sendError(res, 405, "invalid_request_error", `${req.method ?? "?"} /streams: the list is read with GET`);
+      log(req, res, url.pathname, null, "the list is read with GET");
+      return true;
+    }
+    if (url.pathname === "/streams") {
+      // HEAD as GET (RFC 9110 §9.3.2): Node leaves the body out.
       sendJson(res, 200, { streams: streams.map((stream) => ({ key: stream.key, provider: stream.provider, events: stream.events.length, timed: stream.times !== undefined, ...(stream.whole ? { whole: true } : {}) })) });
       log(req, res, url.pathname, null);
       return true;
@@ -392,12 +405,16 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
     const target = route(url.pathname, url.searchParams);
     if (!target) return false;
     if (req.method !== "POST") {
+      res.setHeader("allow", "POST");
       sendError(res, 405, "invalid_request_error", `${req.method ?? "?"} ${url.pathname}: streams are requested with POST`);
       log(req, res, url.pathname, null, "streams are requested with POST");
       return true;
     }
     void serve(req, res, url, target).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, "api_error", (error as Error).message);
+      const tooLarge = error instanceof ToolwireError && error.code === "body_too_large";
+      // The rest of a body too large is not read: the connection closes after the answer.
+      if (tooLarge && !res.headersSent) res.setHeader("connection", "close");
+      if (!res.headersSent) sendError(res, tooLarge ? 413 : 500, tooLarge ? "request_too_large" : "api_error", (error as Error).message);
       else res.destroy(error as Error);
       log(req, res, url.pathname, null, (error as Error).message);
     });

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Socket } from "node:net";
 import { Readable, pipeline } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
@@ -138,6 +139,12 @@ export function createUpstreamFetch(): FetchLike {
         }
       });
       req.on("error", reject);
+      // A 101 to a request that asked for no upgrade (the proxy forwards no Upgrade): Node emits
+      // neither a response nor an error for it, so without this the request would wait forever.
+      req.on("upgrade", (_res: IncomingMessage, socket: Socket) => {
+        socket.destroy();
+        reject(new Error("the upstream switched protocols (101) on a request that asked for no upgrade"));
+      });
       const body = init?.body;
       if (body === undefined || body === null) req.end();
       else if (typeof body === "string" || body instanceof Uint8Array) req.end(body);

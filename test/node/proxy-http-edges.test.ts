@@ -6,7 +6,8 @@ import { head, rawRequest, recordingUpstream, type RecordingUpstream } from "./h
 /**
  * `toolwire proxy` against the edges an outside check found (raw sockets, a recording upstream):
  * pipelined requests reach the upstream in order, transfer codings other than chunked are refused,
- * encoded slashes cannot hide a dot segment, and HEAD keeps its Content-Length.
+ * encoded slashes cannot hide a dot segment, HEAD keeps its Content-Length, and an upstream's
+ * unasked-for 101 is a 502.
  */
 
 const CHAT = '{"model":"m","messages":[]}';
@@ -21,6 +22,13 @@ beforeAll(async () => {
         res.writeHead(200, { "content-type": "application/octet-stream", "content-length": 12345 });
         res.end();
         return;
+      case "switch": {
+        // A 101 to a request that asked for no upgrade (a broken upstream).
+        const socket = res.socket;
+        socket?.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n");
+        setTimeout(() => socket?.destroy(), 5000);
+        return;
+      }
       case "late":
         // The POST's answer comes late: a GET pipelined behind it must still reach the upstream after it.
         setTimeout(() => {
@@ -103,5 +111,13 @@ describe("responses", () => {
     expect(response.headers["content-length"]).toBe("12345");
     expect(response.headers["transfer-encoding"]).toBeUndefined();
     expect(response.body.length).toBe(0);
+  });
+
+  it("an upstream that answers 101 to a plain request is a 502 at once, not a request left waiting", async () => {
+    const started = Date.now();
+    const response = await rawRequest(proxy.port, [head("GET /v1/models HTTP/1.1", { "x-scenario": "switch" })], { timeoutMs: 3000 });
+    expect(response.status).toBe(502);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(proxy.metrics()).toMatch(/toolwire_proxy_requests_in_flight 0\n/);
   });
 });

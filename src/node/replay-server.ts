@@ -411,7 +411,10 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
       return true;
     }
     void serve(req, res, url, target).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, "api_error", (error as Error).message);
+      const tooLarge = error instanceof ToolwireError && error.code === "body_too_large";
+      // The rest of a body too large is not read: the connection closes after the answer.
+      if (tooLarge && !res.headersSent) res.setHeader("connection", "close");
+      if (!res.headersSent) sendError(res, tooLarge ? 413 : 500, tooLarge ? "request_too_large" : "api_error", (error as Error).message);
       else res.destroy(error as Error);
       log(req, res, url.pathname, null, (error as Error).message);
     });

@@ -6,7 +6,7 @@ import { head, rawRequest } from "./http-support.js";
 
 /**
  * `toolwire serve` as an HTTP server, over raw sockets: a 405 names the methods allowed, HEAD is
- * answered where GET is, and a second Host is a 400.
+ * answered where GET is, a body over the limit is a 413 (not a 500), and a second Host is a 400.
  */
 
 let server: ReplayServer;
@@ -37,6 +37,14 @@ describe("toolwire serve over HTTP", () => {
     expect(response.status).toBe(200);
     expect(response.headers["content-length"]).toBe(String(get.body.length));
     expect(response.raw.length).toBe(response.raw.indexOf("\r\n\r\n") + 4);
+  });
+
+  it("a request body over 16 MiB is 413 request_too_large, and the connection closes", async () => {
+    const size = 16 * 1024 * 1024 + 1;
+    const response = await rawRequest(server.port, [head("POST /v1/chat/completions HTTP/1.1", { "content-type": "application/json", "content-length": size }), Buffer.alloc(size, 32)]);
+    expect(response.status).toBe(413);
+    expect(response.headers.connection).toBe("close");
+    expect((JSON.parse(response.body.toString()) as { error: { type: string } }).error.type).toBe("request_too_large");
   });
 
   it("a second Host header is 400 (RFC 9112 §3.2)", async () => {

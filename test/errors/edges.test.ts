@@ -44,10 +44,11 @@ describe("the replay server", () => {
     await server?.close();
   });
 
-  it("answers a request body over 16 MiB with an error naming the limit, not a crash", async () => {
+  it("answers a request body over 16 MiB with a 413 naming the limit, not a crash", async () => {
     server = await startReplayServer({ streams: [{ key: "a", file: "a.ndjson", sequence: null, provider: "anthropic", events: [] }] });
     const response = await fetch(`${server.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(16 * 1024 * 1024 + 1) });
-    expect(response.status).toBe(500);
+    // 413 Content Too Large (RFC 9110 §15.5.14); it was a 500 until an outside HTTP check.
+    expect(response.status).toBe(413);
     expect(await response.text()).toContain("request body larger than 16777216 bytes");
   });
 });

@@ -121,3 +121,25 @@ describe("responses", () => {
     expect(proxy.metrics()).toMatch(/toolwire_proxy_requests_in_flight 0\n/);
   });
 });
+
+describe("connections", () => {
+  it("an idle keep-alive connection is still open after Node's default 5 s (the proxy keeps it 75 s)", async () => {
+    const socket = (await import("node:net")).connect(proxy.port, "127.0.0.1");
+    try {
+      await new Promise<void>((resolve) => socket.on("connect", resolve));
+      const answers: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => answers.push(chunk));
+      let closed = false;
+      socket.on("close", () => (closed = true));
+      socket.write(head("GET /healthz HTTP/1.1", { connection: "keep-alive" }));
+      await new Promise((resolve) => setTimeout(resolve, 5600));
+      expect(Buffer.concat(answers).toString("latin1")).toMatch(/^HTTP\/1\.1 200/);
+      expect(closed).toBe(false);
+      socket.write(head("GET /healthz HTTP/1.1", { connection: "close" }));
+      await new Promise<void>((resolve) => socket.on("close", () => resolve()));
+      expect(Buffer.concat(answers).toString("latin1").match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    } finally {
+      socket.destroy();
+    }
+  }, 15_000);
+});

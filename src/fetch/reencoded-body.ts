@@ -15,6 +15,13 @@ export function reencodedBody(body: ReadableStream<Uint8Array>, reencoder: Reenc
     reader.cancel(error).catch(() => {});
     throw error;
   };
+  // A chunk pushed, or (null) the end: flushed, then reported. The one place that order is kept.
+  const next = (chunk: Uint8Array | null): Uint8Array[] => {
+    if (chunk !== null) return reencoder.push(chunk);
+    const pieces = reencoder.flush();
+    onEnd(reencoder);
+    return pieces;
+  };
   let pulled = false;
   let taken = false;
   const stream = new ReadableStream<Uint8Array>(
@@ -26,8 +33,7 @@ export function reencodedBody(body: ReadableStream<Uint8Array>, reencoder: Reenc
           const { done, value } = await reader.read();
           let pieces: Uint8Array[];
           try {
-            pieces = done ? reencoder.flush() : reencoder.push(value);
-            if (done) onEnd(reencoder);
+            pieces = next(done ? null : value);
           } catch (error) {
             return fail(error);
           }
@@ -51,15 +57,15 @@ export function reencodedBody(body: ReadableStream<Uint8Array>, reencoder: Reenc
     if (taker === null) return null;
     taken = true;
     sources.delete(stream);
-    return { reencoder, onEnd, taker };
+    return { next, taker };
   });
   return stream;
 }
 
-/** A re-encoded body taken over: the re-encoder, what to call after its flush, and what `take` made of the source. */
+/** A re-encoded body taken over: what `take` made of its source, and how to feed the re-encoder. */
 export interface ReencodedSource<T> {
-  reencoder: Reencoder;
-  onEnd: (reencoder: Reencoder) => void;
+  /** Pushes a chunk and returns what the re-encoder releases; `null`: the body ended (flush, then the end report). Throws what the re-encoder throws. */
+  next(chunk: Uint8Array | null): Uint8Array[];
   taker: T;
 }
 

@@ -78,7 +78,7 @@ class CorkedWriter {
  * re-encoder throws, as reading the re-encoded web stream would.
  */
 function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerResponse, onFirstChunk?: () => void): Promise<void> {
-  const { reencoder, onEnd, taker: upstream } = source;
+  const { next, taker: upstream } = source;
   const writer = new CorkedWriter(res, onFirstChunk);
   return new Promise<void>((resolve, reject) => {
     const fail = (error: unknown): void => {
@@ -91,7 +91,7 @@ function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerR
       const chunk = received as Buffer;
       let pieces: Uint8Array[];
       try {
-        pieces = reencoder.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+        pieces = next(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
       } catch (error) {
         fail(error);
         return;
@@ -101,8 +101,7 @@ function forwardReencoded(source: ReencodedSource<IncomingMessage>, res: ServerR
     const end = (): void => {
       let pieces: Uint8Array[];
       try {
-        pieces = reencoder.flush();
-        onEnd(reencoder);
+        pieces = next(null);
       } catch (error) {
         fail(error);
         return;

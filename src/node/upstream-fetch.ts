@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
-import { Readable, pipeline } from "node:stream";
+import { Readable, pipeline, type Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { FetchLike } from "../fetch/index.js";
@@ -31,7 +31,7 @@ function webBody(res: Readable, direct: IncomingMessage | null): ReadableStream<
       },
       pull(controller) {
         if (!reading) {
-          // The response flows only once the body is read: until then it may be taken whole (nodeBodyOf).
+          // The response flows only once the body is read: until then it may be taken whole (takeNodeBody).
           reading = true;
           res.on("data", (chunk: Buffer) => {
             controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
@@ -64,7 +64,7 @@ function webBody(res: Readable, direct: IncomingMessage | null): ReadableStream<
  * `identity`; an upstream may compress all the same (no header, or a cache in front of it), and
  * then the body is decoded as fetch decodes it, the `Content-Encoding` header left as it came.
  */
-function contentDecoder(coding: string | undefined): NodeJS.ReadWriteStream | null {
+function contentDecoder(coding: string | undefined): Transform | null {
   const name = (coding ?? "").trim().toLowerCase();
   if (name === "gzip" || name === "x-gzip") return createGunzip();
   if (name === "deflate") return createInflate();
@@ -131,7 +131,7 @@ export function createUpstreamFetch(): FetchLike {
         if (empty) res.resume();
         try {
           const decoder = empty ? null : contentDecoder(res.headers["content-encoding"]);
-          const body = empty ? null : decoder ? webBody(pipeline(res, decoder, () => {}) as unknown as Readable, null) : webBody(res, res);
+          const body = empty ? null : decoder ? webBody(pipeline(res, decoder, () => {}), null) : webBody(res, res);
           resolve(new Response(body, { status, statusText: res.statusMessage ?? "", headers: out }));
         } catch (error) {
           res.destroy();

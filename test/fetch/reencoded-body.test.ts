@@ -86,9 +86,15 @@ describe("reencodedBody", () => {
     const stream = reencodedBody(source.stream, reencoder, (done) => ends.push(done));
     const taken = takeReencodedSource(stream, (inner) => (inner === source.stream ? "mine" : null));
     expect(taken?.taker).toBe("mine");
-    expect(taken?.reencoder).toBe(reencoder);
-    taken?.onEnd(reencoder);
+    // Fed by the taker: the same bytes as the stream would give, the end reported after the flush.
+    const decoder = new TextDecoder();
+    let fed = "";
+    for (const chunk of TEXT_TURN) for (const piece of taken?.next(encoder.encode(chunk)) ?? []) fed += decoder.decode(piece);
+    expect(ends).toEqual([]);
+    for (const piece of taken?.next(null) ?? []) fed += decoder.decode(piece);
+    expect(fed).toBe(TEXT_TURN.join(""));
     expect(ends).toEqual([reencoder]);
+    expect(ends[0]?.turn?.toolCalls[0]?.arguments).toEqual({ a: 1 });
     expect(takeReencodedSource(stream, () => "again")).toBeNull();
     await expect(readAll(stream)).rejects.toThrow(/taken/);
   });

@@ -58,9 +58,10 @@ export class DecoderTap {
   /**
    * What the decoder wrote for recent events: appended to, and replaced once it holds a few.
    * Emptying it for every event (setting its length, a runtime call) took 1.4% of a re-encode; a
-   * fresh array per event costs as much in allocation. Not kept long: with hundreds of streams at
-   * once, codec events kept for a stream's next pushes outlive two scavenges, are promoted, and
-   * fill the old generation with garbage (it was replaced after 256 events: docs/proxy.md, Cost).
+   * fresh array per event allocates 16% more. Not kept long: with hundreds of streams at once,
+   * codec events kept for a stream's next pushes outlive two scavenges, are promoted, and fill the
+   * old generation with garbage. Replaced past 8 events, it promotes a third less than past 16
+   * (which also grew the array once more) for the same allocation (docs/proxy.md, Cost).
    */
   private sink: CodecEvent[] = [];
   private started = 0;
@@ -72,7 +73,7 @@ export class DecoderTap {
 
   /** Pushes one event; returns the calls it ended. */
   push(event: ProviderEvent): ToolCall[] {
-    if (this.sink.length > 16) this.sink = [];
+    if (this.sink.length > 8) this.sink = [];
     const sink = this.sink;
     const from = sink.length;
     this.decoder.pushInto(event, sink);

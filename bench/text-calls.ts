@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createByteDecoder } from "../src/adapters/bytes.js";
 import type { DecoderOptions } from "../src/types.js";
@@ -34,6 +35,14 @@ import { lastLineOfProcess } from "./process.js";
  * processes: slow phases only add time, so the fastest sample is the one least disturbed. On this
  * project's shared 2-core machine it repeats within about 2% from run to run, where single pairs
  * range from 0.7x to 1.8x.
+ *
+ * A fourth figure, opt-in (`TOOLWIRE_BENCH_INSTRUCTIONS=1`, where valgrind is installed): the
+ * instructions one decode of the headline stream executes on each side, counted by callgrind
+ * (`--single-threaded`, so that no compiler or collector thread runs on its own schedule) as the
+ * difference between a process that decodes 30 times and one that decodes 10 (startup, module
+ * loading and the first compilations cancel out). Instruction counts do not depend on what else
+ * the machine runs; they repeat within about 1% per side, so the ratio within about ±0.01. About
+ * two and a half minutes.
  *
  * No forced gc() between samples (as in bench/run.ts): a full collection while no decoder is
  * alive frees the hidden classes the optimized decoding code was specialized on, so the next
@@ -209,9 +218,42 @@ function decodeTextLength(chunks: Uint8Array[]): number {
   return decoder.finish().text.length;
 }
 
+/** Decodes the headline stream `count` times (the process callgrind counts). */
+function decodeRepeatedly(extract: boolean, count: number): void {
+  const chunks = chunkBytes(streamNamed("1 MB stream"));
+  const options: DecoderOptions = extract ? { textCalls: "auto" } : {};
+  for (let i = 0; i < count; i++) decodeOnce(chunks, options);
+}
+
+/** Instructions executed by `node --single-threaded <this> --count <side> <count>`, or null without valgrind. */
+function instructionsOf(extract: boolean, count: number): number | null {
+  const run = spawnSync(
+    "valgrind",
+    ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, "--single-threaded", fileURLToPath(import.meta.url), "--count", extract ? "on" : "off", String(count)],
+    { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+  );
+  const collected = /Collected\s*:\s*(\d+)/.exec(run.stderr ?? "");
+  return run.status === 0 && collected ? Number(collected[1]) : null;
+}
+
+/** Instructions per decode of the headline stream, off and on: null where valgrind is missing. */
+export function instructionsPerDecode(): { off: number; on: number } | null {
+  const per = (extract: boolean): number | null => {
+    const few = instructionsOf(extract, 10);
+    const many = instructionsOf(extract, 30);
+    return few === null || many === null ? null : (many - few) / 20;
+  };
+  const off = per(false);
+  const on = per(true);
+  return off === null || on === null ? null : { off, on };
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const side = process.argv.indexOf("--side");
-  if (side >= 0) {
+  const count = process.argv.indexOf("--count");
+  if (count >= 0) {
+    decodeRepeatedly(process.argv[count + 1] === "on", Number(process.argv[count + 2]));
+  } else if (side >= 0) {
     console.log(JSON.stringify(measureSide(process.argv[side + 1] as StreamName, process.argv[side + 2] === "on")));
   } else {
     for (const name of STREAMS) {
@@ -224,6 +266,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         `  fast-phase ratio: ${result.fastRatio.toFixed(3)}x (samples within ${FAST_PHASE}x of each side's fastest: ${result.fastSamples.off} off, ${result.fastSamples.on} on, of ${result.fastSamples.of})`,
       );
       console.log(`  fastest-sample ratio: ${result.fastestRatio.toFixed(3)}x`);
+    }
+    if (process.env.TOOLWIRE_BENCH_INSTRUCTIONS === "1") {
+      const counted = instructionsPerDecode();
+      if (counted === null) console.log("1 MB stream, instructions: valgrind is not installed (or failed); no count.");
+      else
+        console.log(
+          `1 MB stream, instructions per decode (callgrind): off ${(counted.off / 1e6).toFixed(2)} M, auto ${(counted.on / 1e6).toFixed(2)} M: ${(counted.on / counted.off).toFixed(3)}x (target ≤ 1.10x)`,
+        );
     }
   }
 }

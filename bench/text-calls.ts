@@ -22,7 +22,8 @@ import { lastLineOfProcess } from "./process.js";
  * the median of the pairs' ratios, so that load that drifts over seconds (a shared machine) weighs
  * on both sides of a pair alike.
  *
- *   npm run build && node dist/bench/text-calls.js      (TOOLWIRE_BENCH_PAIRS=N for N pairs)
+ *   npm run build && node dist/bench/text-calls.js      (TOOLWIRE_BENCH_PAIRS=N for N pairs;
+ *                                                      TOOLWIRE_BENCH_INSTRUCTIONS=1 adds the count below)
  *
  * A second figure, the fast-phase ratio, is read from the same samples. On a shared machine a
  * process runs for seconds at a time in slow phases, up to twice as slow, that have nothing to do

@@ -911,6 +911,9 @@ export class TextCallExtractor implements ParseContext {
   }
 
   mark(position: number): void {
+    // A group of calls formed whole (a pythonic list at its `]`) is settled too: it goes on even if
+    // the optional markup after it (`<|python_end|>`) never comes.
+    this.commitClosed();
     this.heldRaw = "";
     this.rawFrom = position;
   }

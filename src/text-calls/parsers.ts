@@ -17,7 +17,10 @@ export interface ParseContext {
   close(group?: boolean): void;
   /** The open call's markup broke off before its end: no call; its text is released as text. */
   broken(): void;
-  /** Text from `position` on is no longer part of a finished call: a later reject re-emits it as text. */
+  /**
+   * Text from `position` on is no longer part of a finished call: a later reject re-emits it as
+   * text. Calls formed before it (a whole group too) are passed on.
+   */
   mark(position: number): void;
   /** The text read since the last mark, up to `position`, is not a call: it is passed on as text. */
   release(position: number): void;

@@ -463,6 +463,10 @@ class ParamValue extends Reader {
       parsed = false;
     }
     if (parsed) x.args(trimmed);
+    // A Python literal (Qwen3-Coder writes `True`): passed on as written, so that finalize's named
+    // `python_literals` repair makes it JSON, as the servers' parsers read it (a string "False" would
+    // be truthy).
+    else if (trimmed === "True" || trimmed === "False" || trimmed === "None") x.args(trimmed);
     else {
       x.args(JSON.stringify(raw));
       x.diagnostic("text_call_param_not_json", `The tool schema types parameter \`${this.key}\` as non-string, but its value is not JSON; it was kept as the string the model wrote.`, { key: this.key, value: raw.slice(0, 200) });

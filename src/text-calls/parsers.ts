@@ -1,5 +1,5 @@
 import type { ParamKind } from "./options.js";
-import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, PARTIAL, Reader, skipWs } from "./scan.js";
+import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, MAX_HELD_WS, PARTIAL, Reader, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
 
 /**
@@ -872,6 +872,8 @@ export class SectionParser extends CallParser {
   private fenced = false;
   /** The call's id is malformed: its arguments are read to find its end, then it is released as text. */
   private skip = false;
+  /** Whitespace read before the current call's id (bounded, as held whitespace is). */
+  private leadingWs = 0;
 
   constructor(
     private readonly tokens: SectionTokens,
@@ -906,11 +908,21 @@ export class SectionParser extends CallParser {
           if (r.kind === "none") return this.reject(r.at);
           if (r.which === 1) return this.done(r.end);
           this.head = new Until([t.separator]);
+          this.leadingWs = 0;
           this.state = SectionState.Head;
           i = r.end;
           break;
         }
         case SectionState.Head: {
+          if (t === KIMI && this.head.text.length === 0) {
+            // Whitespace before the id (`<|tool_call_begin|>\nfunctions.f:0`, or a space a
+            // detokenizer puts between special tokens), as vLLM's and SGLang's Kimi parsers allow.
+            const j = skipWs(s, i);
+            this.leadingWs += j - i;
+            if (this.leadingWs > MAX_HELD_WS) return this.reject(j);
+            i = j;
+            if (i === s.length) return this.more(i);
+          }
           const at = this.head.feed(s, i);
           if (this.head.status !== "done") return this.stopWith(this.head, at, x, false);
           const text = this.head.text.trim();

@@ -149,15 +149,19 @@ function markerTrieFor(syntaxes: ReadonlySet<TextCallSyntaxName>): MarkerTrie {
 /**
  * The markers read inside a reasoning region that `close` ends: the close itself; Kimi's call
  * tokens (they end the region); with `reasoning: true`, every call marker (calls in reasoning are
- * read, the text around them stays reasoning).
+ * read, the text around them stays reasoning). `close` null: the prompt opened the region, so the
+ * lone close of any syntax on ends it (`</think>`, and Magistral's `[/THINK]`).
  */
-function regionTrieFor(syntaxes: ReadonlySet<TextCallSyntaxName>, close: string, calls: boolean): MarkerTrie {
-  const key = `${[...syntaxes].sort().join(",")}|${close}|${calls}`;
+function regionTrieFor(syntaxes: ReadonlySet<TextCallSyntaxName>, close: string | null, calls: boolean): MarkerTrie {
+  const key = `${[...syntaxes].sort().join(",")}|${close ?? "prompt"}|${calls}`;
   let trie = markerTries.get(key);
   if (!trie) {
-    const closer = MARKERS.find((m) => m.literal === close && m.kind === "end-reasoning") ?? { literal: close, syntax: "harmony", kind: "end-reasoning", create: noParser };
+    const closers =
+      close === null
+        ? REASONING_MARKERS.filter((m) => m.kind === "end-reasoning" && markerEnabled(m, syntaxes))
+        : [MARKERS.find((m) => m.literal === close && m.kind === "end-reasoning") ?? { literal: close, syntax: "harmony", kind: "end-reasoning", create: noParser }];
     const inside = CALL_MARKERS.filter((m) => markerEnabled(m, syntaxes) && (calls || KIMI_LITERALS.has(m.literal)));
-    trie = trieOf([...inside, closer]);
+    trie = trieOf([...inside, ...closers]);
     markerTries.set(key, trie);
   }
   return trie;
@@ -278,7 +282,7 @@ export class TextCallExtractor implements ParseContext {
   private ended = false;
   /** Just after a call: whitespace before the next marker is dropped. */
   private afterCall = false;
-  /** The reasoning region being read (its close literal), or null. */
+  /** The reasoning region being read (its close literal, "prompt" for one the prompt opened), or null. */
   private region: string | null = null;
   /** No reasoning tag seen yet: a lone `</think>` may still end reasoning the prompt opened. */
   private maybeReasoning: boolean;
@@ -306,7 +310,7 @@ export class TextCallExtractor implements ParseContext {
     this.angle = this.markers.next.has(60);
     this.bracket = this.markers.next.has(91) || this.anywherePythonic;
     this.maybeReasoning = !reasoningChannel && options.thinking === "auto" && (THINK_SYNTAXES.some((name) => options.syntaxes.has(name)) || options.syntaxes.has("mistral"));
-    if (!reasoningChannel && options.thinking === "open" && THINK_SYNTAXES.some((name) => options.syntaxes.has(name))) this.enterRegion("</think>");
+    if (!reasoningChannel && options.thinking === "open" && (THINK_SYNTAXES.some((name) => options.syntaxes.has(name)) || options.syntaxes.has("mistral"))) this.enterRegion(null);
   }
 
   /** Calls this extractor opened so far. */
@@ -607,9 +611,10 @@ export class TextCallExtractor implements ParseContext {
     }
   }
 
-  private enterRegion(close: string): void {
+  /** Enters a reasoning region that `close` ends (null: the prompt opened it, see regionTrieFor). */
+  private enterRegion(close: string | null): void {
     this.flush();
-    this.region = close;
+    this.region = close ?? "prompt";
     this.maybeReasoning = false;
     this.markers = regionTrieFor(this.options.syntaxes, close, this.options.reasoning);
   }
@@ -906,6 +911,9 @@ export class TextCallExtractor implements ParseContext {
   }
 
   mark(position: number): void {
+    // A group of calls formed whole (a pythonic list at its `]`) is settled too: it goes on even if
+    // the optional markup after it (`<|python_end|>`) never comes.
+    this.commitClosed();
     this.heldRaw = "";
     this.rawFrom = position;
   }

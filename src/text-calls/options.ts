@@ -32,7 +32,7 @@ export interface TextCallOptions {
   reasoning?: boolean;
   /**
    * Whether the prompt opened a think block (Qwen3 and DeepSeek-R1 templates end the prompt with
-   * `<think>`): `"open"`: the text is reasoning until `</think>`; `"closed"`: it is not, and calls
+   * `<think>`): `"open"`: the text is reasoning until `</think>` (or Magistral's `[/THINK]`); `"closed"`: it is not, and calls
    * are passed on as soon as their markup closes; `"auto"` (default): a lone `</think>` ends
    * reasoning the prompt opened: calls read before it are held until it comes or the text ends
    * (at most 64 KiB), and are reasoning if it comes.

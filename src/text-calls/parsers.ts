@@ -1,5 +1,5 @@
 import type { ParamKind } from "./options.js";
-import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, PARTIAL, Reader, skipWs } from "./scan.js";
+import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, MAX_HELD_WS, PARTIAL, Reader, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
 
 /**
@@ -17,7 +17,10 @@ export interface ParseContext {
   close(group?: boolean): void;
   /** The open call's markup broke off before its end: no call; its text is released as text. */
   broken(): void;
-  /** Text from `position` on is no longer part of a finished call: a later reject re-emits it as text. */
+  /**
+   * Text from `position` on is no longer part of a finished call: a later reject re-emits it as
+   * text. Calls formed before it (a whole group too) are passed on.
+   */
   mark(position: number): void;
   /** The text read since the last mark, up to `position`, is not a call: it is passed on as text. */
   release(position: number): void;
@@ -460,6 +463,10 @@ class ParamValue extends Reader {
       parsed = false;
     }
     if (parsed) x.args(trimmed);
+    // A Python literal (Qwen3-Coder writes `True`): passed on as written, so that finalize's named
+    // `python_literals` repair makes it JSON, as the servers' parsers read it (a string "False" would
+    // be truthy).
+    else if (trimmed === "True" || trimmed === "False" || trimmed === "None") x.args(trimmed);
     else {
       x.args(JSON.stringify(raw));
       x.diagnostic("text_call_param_not_json", `The tool schema types parameter \`${this.key}\` as non-string, but its value is not JSON; it was kept as the string the model wrote.`, { key: this.key, value: raw.slice(0, 200) });
@@ -865,6 +872,8 @@ export class SectionParser extends CallParser {
   private fenced = false;
   /** The call's id is malformed: its arguments are read to find its end, then it is released as text. */
   private skip = false;
+  /** Whitespace read before the current call's id (bounded, as held whitespace is). */
+  private leadingWs = 0;
 
   constructor(
     private readonly tokens: SectionTokens,
@@ -899,11 +908,21 @@ export class SectionParser extends CallParser {
           if (r.kind === "none") return this.reject(r.at);
           if (r.which === 1) return this.done(r.end);
           this.head = new Until([t.separator]);
+          this.leadingWs = 0;
           this.state = SectionState.Head;
           i = r.end;
           break;
         }
         case SectionState.Head: {
+          if (t === KIMI && this.head.text.length === 0) {
+            // Whitespace before the id (`<|tool_call_begin|>\nfunctions.f:0`, or a space a
+            // detokenizer puts between special tokens), as vLLM's and SGLang's Kimi parsers allow.
+            const j = skipWs(s, i);
+            this.leadingWs += j - i;
+            if (this.leadingWs > MAX_HELD_WS) return this.reject(j);
+            i = j;
+            if (i === s.length) return this.more(i);
+          }
           const at = this.head.feed(s, i);
           if (this.head.status !== "done") return this.stopWith(this.head, at, x, false);
           const text = this.head.text.trim();

@@ -252,7 +252,12 @@ export class PythonicParser extends CallParser {
           i = r.end;
           if (r.which === 0) this.nextCall();
           else if (!this.wrapped) return this.done(i);
-          else this.state = PythonicState.End;
+          else {
+            // The list is whole: its calls stand whether or not `<|python_end|>` follows (vLLM's
+            // llama4_pythonic reads `<|python_start|>[f()]` at the end of the output as a call).
+            x.mark(i);
+            this.state = PythonicState.End;
+          }
           break;
         }
         case PythonicState.End:

@@ -448,6 +448,9 @@ export class TextCallExtractor implements ParseContext {
         return;
       }
       this.finishParser(parser.status === "reject", s.slice(this.rawFrom, at));
+      // Settled where the parser ends, not where this text ends: a lone `</think>` later in the same
+      // text must find what a delta boundary here would have left (any cutting reads the same).
+      this.checkParked();
       i = at;
     }
     // A marker that ends the text: its parser has read nothing yet, but the marker is held.
@@ -489,7 +492,13 @@ export class TextCallExtractor implements ParseContext {
     if ((this.parkedCalls === 0 && this.parser === null) || this.shadow.length > MAX_HELD_REASONING) this.unpark();
   }
 
-  private unpark(): void {
+  /**
+   * Passes on what was parked while a lone `</think>` could still come. `cut`: the stream was cut
+   * (an error, the output limit, no finish) before it came, so the parked calls may be reasoning the
+   * model had not closed yet: they go on as calls that are not complete (never runnable), with that
+   * cause, rather than as calls that a longer stream would have shown to be reasoning.
+   */
+  private unpark(cut: TruncationCause | null = null): void {
     this.flush();
     const parked = this.parked;
     this.shadow = null;
@@ -497,7 +506,7 @@ export class TextCallExtractor implements ParseContext {
     if (this.parkedCalls > 0) this.maybeReasoning = false;
     this.parkedCalls = 0;
     for (const item of parked) {
-      if (item.kind === "call") this.sendCall(item.call);
+      if (item.kind === "call") this.sendCall(item.call, cut);
       else if (item.kind === "text") this.sink.text(item.text);
       else this.sendReasoning(item.text);
     }
@@ -548,7 +557,7 @@ export class TextCallExtractor implements ParseContext {
     this.pending = "";
     this.heldNode = null;
     this.heldRaw = "";
-    if (this.shadow !== null) this.unpark();
+    if (this.shadow !== null) this.unpark(cut ? cause : null);
     if (this.passedOn) {
       this.diagnostic(
         "text_reasoning_passed_on",
@@ -833,16 +842,18 @@ export class TextCallExtractor implements ParseContext {
     }
   }
 
-  private sendCall(call: HeldCall): void {
+  /** A call whose markup closed: complete, unless the stream was cut while it was parked (`cut`). */
+  private sendCall(call: HeldCall, cut: TruncationCause | null = null): void {
     this.callsOpened++;
     this.sink.open(call.name, call.syntax);
     for (const fragment of call.args) this.sink.args(fragment);
-    this.sink.close(true);
+    if (cut === null) this.sink.close(true);
+    else this.sink.close(false, cut);
   }
 
   /** A call whose markup never closed, reported as cut (`cause`). */
   private routeCall(call: HeldCall, cause: TruncationCause): void {
-    if (this.shadow !== null) this.unpark();
+    if (this.shadow !== null) this.unpark(cause);
     this.callsOpened++;
     this.sink.open(call.name, call.syntax);
     for (const fragment of call.args) this.sink.args(fragment);

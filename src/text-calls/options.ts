@@ -35,7 +35,7 @@ export interface TextCallOptions {
    * `<think>`): `"open"`: the text is reasoning until `</think>` (or Magistral's `[/THINK]`); `"closed"`: it is not, and calls
    * are passed on as soon as their markup closes; `"auto"` (default): a lone `</think>` ends
    * reasoning the prompt opened: calls read before it are held until it comes or the text ends
-   * (at most 64 KiB), and are reasoning if it comes.
+   * (at most 64 KiB), and are reasoning if it comes (not complete if the stream is cut first).
    */
   thinking?: "auto" | "open" | "closed";
 }

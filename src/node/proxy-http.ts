@@ -249,11 +249,21 @@ export function errorResponse(provider: ProviderName | null, status: number, mes
 
 /** Sends an error the proxy answers itself (see `errorResponse`). */
 export function sendError(res: ServerResponse, provider: ProviderName | null, status: number, message: string, extra: Record<string, string> = {}): void {
+  if (writeError(res, provider, status, message, extra)) res.end();
+}
+
+/**
+ * Writes the whole of an error the proxy answers itself but does not end the response (which
+ * would let Node close the connection): for a caller that must first read the rest of the
+ * request. False when the headers were already sent (the response is then destroyed).
+ */
+export function writeError(res: ServerResponse, provider: ProviderName | null, status: number, message: string, extra: Record<string, string> = {}): boolean {
   const { headers, body } = errorResponse(provider, status, `toolwire proxy: ${message}`);
   if (res.headersSent) {
     res.destroy();
-    return;
+    return false;
   }
   res.writeHead(status, { ...headers, ...extra, "content-length": String(Buffer.byteLength(body)) });
-  res.end(body);
+  res.write(body);
+  return true;
 }

@@ -7,7 +7,7 @@ import { ToolwireError } from "../errors.js";
 import { createRepairingFetch, type FetchLike, type RepairingFetchOptions } from "../fetch/index.js";
 import { routeFor, routeOf, type Route } from "../fetch/routes.js";
 import { forwardBody } from "./forward-body.js";
-import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, inConnectionOrder, normalizePath, transferCodingRefusal, resolveTarget, trimSlashes, sendError, sendsChunked } from "./proxy-http.js";
+import { allowedHosts, forwardedRequestHeaders, forwardedResponseHeaders, headerCount, hostName, inConnectionOrder, normalizePath, transferCodingRefusal, resolveTarget, trimSlashes, sendError, sendsChunked, writeError } from "./proxy-http.js";
 import { ProxyMetrics } from "./proxy-metrics.js";
 import { createUpstreamFetch } from "./upstream-fetch.js";
 import { isWithheldCall, withWithheldNotice } from "./withheld-notice.js";
@@ -177,16 +177,60 @@ function decompress(fn: Decompress, input: Buffer, limit: number): Promise<Buffe
   });
 }
 
-/** Reads a request body up to `limit` bytes; "too_large" as soon as it grows past it (the rest is not read). */
-async function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | "too_large"> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return "too_large";
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * Reads a request body up to `limit` bytes; "too_large" as soon as it grows past it (the rest is
+ * left unread, the request paused, not destroyed: destroying it would reset the connection before
+ * the 413 reaches the client).
+ */
+function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | "too_large"> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (): void => {
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      stop();
+      req.pause();
+      resolve("too_large");
+    };
+    const onEnd = (): void => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error): void => {
+      stop();
+      reject(error);
+    };
+    const onClose = (): void => onError(new Error("the client closed the connection before the end of the request body"));
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+  });
+}
+
+/** How long the rest of a refused body is read and discarded before the connection is closed (nginx's `lingering_time`). */
+const LINGER_MS = 30_000;
+
+/**
+ * Reads and discards the rest of a request body the proxy refused, then calls `done`, so that a
+ * client still sending it gets the answer rather than a reset (closing a socket with unread bytes
+ * in it sends one, which fails the client's write and drops the answer); the connection is closed
+ * if the body has not ended within `LINGER_MS`.
+ */
+function discardRest(req: IncomingMessage, done: () => void): void {
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  let called = false;
+  const ended = (): void => {
+    clearTimeout(timer);
+    if (!called) done();
+    called = true;
+  };
+  req.once("end", ended).once("close", ended);
+  req.resume();
 }
 
 /** A Buffer as the plain Uint8Array a fetch body takes (same memory). */
@@ -341,6 +385,15 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       sendError(res, provider, status, message, { connection: "close" });
       finish(status, "refused");
     };
+    // A body over the limit that the client is sending (no `Expect: 100-continue` left unanswered)
+    // is read to its end and discarded, bounded in time, so that the client sees the 413.
+    const refuseTooLarge = (message: string, bodyComing: boolean): void => {
+      if (!bodyComing) return refuse(413, "body_too_large", message);
+      metrics.refused.add({ reason: "body_too_large" });
+      // The answer is written whole now; it ends (and Node may close the connection) once the body has.
+      if (writeError(res, provider, 413, message)) discardRest(req, () => res.end());
+      finish(413, "refused");
+    };
 
     if (headerCount(req, "host") > 1) return refuse(400, "duplicate_host", "more than one Host header");
     const coding = transferCodingRefusal(req);
@@ -378,10 +431,10 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       if (hasBody && fetchRoute && isJsonish(req.headers["content-type"])) {
         // A body the proxy reads (to repair it): capped, decompressed when it came compressed.
         const declared = Number(req.headers["content-length"] ?? 0);
-        if (declared > limit) return refuse(413, "body_too_large", `the request body (${declared} bytes) is larger than the proxy reads (${limit} bytes)`);
+        if (declared > limit) return refuseTooLarge(`the request body (${declared} bytes) is larger than the proxy reads (${limit} bytes)`, !continuePending.has(req));
         if (continuePending.has(req)) res.writeContinue();
         const body = await readCapped(req, limit);
-        if (body === "too_large") return refuse(413, "body_too_large", `the request body is larger than the proxy reads (${limit} bytes)`);
+        if (body === "too_large") return refuseTooLarge(`the request body is larger than the proxy reads (${limit} bytes)`, true);
         const encoding = (req.headers["content-encoding"] ?? "").trim().toLowerCase();
         const inflateWith = DECOMPRESS[encoding];
         const plain = inflateWith ? await decompress(inflateWith, body, limit) : body;

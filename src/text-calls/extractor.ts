@@ -854,10 +854,7 @@ export class TextCallExtractor implements ParseContext {
   /** A call whose markup never closed, reported as cut (`cause`). */
   private routeCall(call: HeldCall, cause: TruncationCause): void {
     if (this.shadow !== null) this.unpark(cause);
-    this.callsOpened++;
-    this.sink.open(call.name, call.syntax);
-    for (const fragment of call.args) this.sink.args(fragment);
-    this.sink.close(false, cause);
+    this.sendCall(call, cause);
   }
 
   // ---- ParseContext ------------------------------------------------------------------------------

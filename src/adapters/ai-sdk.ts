@@ -1,7 +1,7 @@
 import { createDecoder } from "../providers/registry.js";
 import { repairWholeResponse } from "../reencode/whole.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * A language-model middleware for the Vercel AI SDK (`wrapLanguageModel({ model, middleware:

@@ -1,5 +1,5 @@
 import type { Diagnostic, RepairCode, ToolCall, TruncationCause } from "../types.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { exceedsDepth, finalizeArguments, type ArgumentSources } from "../json/finalize.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";

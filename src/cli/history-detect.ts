@@ -1,5 +1,5 @@
 import type { HistoryFormat } from "../history/index.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * Which provider's message format a conversation history is written in, from what only that format

@@ -1,7 +1,7 @@
 import type { DecodedTurn, ProviderName } from "../types.js";
 import { jsonEqual } from "../json/equal.js";
 import { expectedStreamOf, type Expectation } from "./expectation.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { wrapWords } from "../util/wrap.js";
 
 /**

@@ -5,7 +5,7 @@
 import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { stringifyJson } from "../json/stringify.js";
 import { createReencoder, repairWholeResponse } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";

@@ -1,7 +1,7 @@
 import { repairHistory } from "../history/index.js";
 import type { HistoryFormat } from "../history/model.js";
 import type { RepairPolicy } from "../history/pairing.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { sanitizeSchema } from "../schema/sanitize.js";
 import type { SchemaTarget } from "../schema/targets/types.js";
 import type { RepairReport } from "../reencode/types.js";

@@ -1,6 +1,6 @@
 import type { Diagnostic, ProviderEvent } from "../types.js";
 import { ToolwireError } from "../errors.js";
-import { isPlainObject } from "../json/equal.js";
+import { isFieldRecord } from "../json/shape.js";
 
 /**
  * Binary `application/vnd.amazon.eventstream` framing (Bedrock ConverseStream and
@@ -525,9 +525,6 @@ function parsePayload(payload: Uint8Array): unknown {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return isPlainObject(value) && !(value instanceof Uint8Array);
-}
 
 /**
  * Maps a frame to the provider event the Bedrock decoder reads: events keep their
@@ -542,7 +539,7 @@ export function toProviderEvent(message: EventStreamMessage): ProviderEvent {
     const exceptionType = message.headers[":exception-type"];
     return {
       event: "exception",
-      data: { exceptionType: typeof exceptionType === "string" ? exceptionType : null, ...(isRecord(data) ? data : { payload: data }) },
+      data: { exceptionType: typeof exceptionType === "string" ? exceptionType : null, ...(isFieldRecord(data) ? data : { payload: data }) },
     };
   }
   if (messageType === "error") {
@@ -586,7 +583,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
  * Anthropic models is the SSE event name), or null when `event` is not such a chunk.
  */
 export function unwrapInvokeModelChunk(event: ProviderEvent): ProviderEvent | null {
-  if (event.event !== "chunk" || !isRecord(event.data) || typeof event.data.bytes !== "string") return null;
+  if (event.event !== "chunk" || !isFieldRecord(event.data) || typeof event.data.bytes !== "string") return null;
   let inner: unknown;
   try {
     inner = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(base64ToBytes(event.data.bytes)));
@@ -598,6 +595,6 @@ export function unwrapInvokeModelChunk(event: ProviderEvent): ProviderEvent | nu
     );
   }
   const out: ProviderEvent = { data: inner };
-  if (isRecord(inner) && typeof inner.type === "string") out.event = inner.type;
+  if (isFieldRecord(inner) && typeof inner.type === "string") out.event = inner.type;
   return out;
 }

@@ -1,6 +1,6 @@
 import { isProviderName, PROVIDERS, type ProviderEvent, type ProviderName } from "../types.js";
 import { ToolwireError } from "../errors.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * The recorded stream file format of docs/design.md ("recorded stream files (NDJSON)"): one JSON

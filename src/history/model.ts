@@ -8,7 +8,8 @@
  * to its own format unchanged.
  */
 import type { ToolCallErrorCode } from "../types.js";
-import { isPlainObject, jsonEqual } from "../json/equal.js";
+import { jsonEqual } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /** The history formats toolwire reads, checks, repairs and writes. */

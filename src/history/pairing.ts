@@ -25,7 +25,7 @@ import {
 } from "./model.js";
 import { defaultIdRule, emptyIdMap, IdMinter, idProblem, type IdMap, type IdRule } from "./ids.js";
 import { droppedCallNote, errorResult, invalidCallResult } from "./encode.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /** Every fault `checkHistory` reports, as codes. */
 export const FAULT_CODES = [

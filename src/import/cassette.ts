@@ -3,6 +3,7 @@ import type { RecordedStream } from "../framing/records.js";
 import { ImportError } from "./errors.js";
 import type { BodyInflater } from "./decompress.js";
 import { exchangeToStream, type HttpExchange } from "./http.js";
+import { isFieldRecord } from "../json/shape.js";
 
 /**
  * YAML HTTP cassettes: go-vcr v2 (`response.body` is the body, `response.code` the status) and
@@ -12,9 +13,6 @@ import { exchangeToStream, type HttpExchange } from "./http.js";
 
 export type CassetteFormat = "go-vcr-v2" | "vcr.py";
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
-}
 
 function headerText(value: unknown): string | null {
   if (typeof value === "string") return value;
@@ -30,7 +28,7 @@ function headerText(value: unknown): string | null {
 
 function headerMap(value: unknown): Map<string, string> {
   const headers = new Map<string, string>();
-  if (!isRecord(value)) return headers;
+  if (!isFieldRecord(value)) return headers;
   for (const [name, raw] of Object.entries(value)) {
     const text = headerText(raw);
     if (text !== null) headers.set(name.toLowerCase(), text);
@@ -42,7 +40,7 @@ function bodyOf(response: Record<string, unknown>): string | Uint8Array | null {
   const body = response.body;
   if (typeof body === "string") return body;
   if (body instanceof Uint8Array) return new Uint8Array(body);
-  if (isRecord(body)) {
+  if (isFieldRecord(body)) {
     const inner = body.string;
     if (typeof inner === "string") return inner;
     if (inner instanceof Uint8Array) return new Uint8Array(inner);
@@ -53,7 +51,7 @@ function bodyOf(response: Record<string, unknown>): string | Uint8Array | null {
 function statusOf(response: Record<string, unknown>): number | null {
   if (typeof response.code === "number") return response.code;
   const status = response.status;
-  if (isRecord(status) && typeof status.code === "number") return status.code;
+  if (isFieldRecord(status) && typeof status.code === "number") return status.code;
   if (typeof status === "number") return status;
   if (typeof status === "string") {
     const match = /^\s*(\d{3})\b/.exec(status);
@@ -63,10 +61,10 @@ function statusOf(response: Record<string, unknown>): number | null {
 }
 
 export function detectCassette(doc: unknown): CassetteFormat | null {
-  if (!isRecord(doc) || !Array.isArray(doc.interactions)) return null;
-  const first = doc.interactions.find(isRecord);
-  const response = first && isRecord(first.response) ? first.response : null;
-  if (response && isRecord(response.body) && "string" in response.body) return "vcr.py";
+  if (!isFieldRecord(doc) || !Array.isArray(doc.interactions)) return null;
+  const first = doc.interactions.find(isFieldRecord);
+  const response = first && isFieldRecord(first.response) ? first.response : null;
+  if (response && isFieldRecord(response.body) && "string" in response.body) return "vcr.py";
   if (doc.version === 2 || (response && ("code" in response || "proto" in response))) return "go-vcr-v2";
   return doc.interactions.length === 0 ? (doc.version === 2 ? "go-vcr-v2" : "vcr.py") : null;
 }
@@ -96,15 +94,15 @@ function firstLine(text: string): string {
 }
 
 export function cassetteToStreams(doc: unknown, format: CassetteFormat, file: string, notes: string[], inflater?: BodyInflater): RecordedStream[] {
-  if (!isRecord(doc) || !Array.isArray(doc.interactions)) {
+  if (!isFieldRecord(doc) || !Array.isArray(doc.interactions)) {
     throw new ImportError("a cassette needs a top-level 'interactions' list", "malformed", file);
   }
   const streams: RecordedStream[] = [];
   doc.interactions.forEach((interaction: unknown, index: number) => {
-    if (!isRecord(interaction) || !isRecord(interaction.response)) {
+    if (!isFieldRecord(interaction) || !isFieldRecord(interaction.response)) {
       throw new ImportError(`interaction ${index} has no 'response' mapping (expected a ${format} cassette)`, "malformed", file);
     }
-    const request = isRecord(interaction.request) ? interaction.request : {};
+    const request = isFieldRecord(interaction.request) ? interaction.request : {};
     const response = interaction.response;
     const body = bodyOf(response);
     if (body === null) {

@@ -3,7 +3,7 @@ import type { ProviderEvent } from "../types.js";
 import { ImportError } from "./errors.js";
 import { providerFromUrl } from "./http.js";
 import { headersFromObject, pathOf } from "./json-document.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * The replay files of Google's GenAI SDKs (js-genai `recordID`/`bodySegments`/`statusCode`,

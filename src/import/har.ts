@@ -3,7 +3,7 @@ import type { BodyInflater } from "./decompress.js";
 import { ImportError } from "./errors.js";
 import { exchangeToStream } from "./http.js";
 import { base64Body, headersFromPairs, withoutStaleEncoding } from "./json-document.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * HAR 1.2 (HTTP Archive): `{log: {entries: [{request, response}]}}`, as written by Polly.js,

@@ -8,7 +8,7 @@ import { jsonArrayBodyToEvents, looksLikeJsonArray } from "./json-array.js";
 import { sseBodyToEvents } from "./sse.js";
 import { pathOf } from "./json-document.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
-import { isJson } from "../json/equal.js";
+import { isJson } from "../json/shape.js";
 
 /** One recorded request/response pair, whatever the cassette format. */
 export interface HttpExchange {

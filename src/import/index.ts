@@ -16,7 +16,7 @@ import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
 import { splitConcatenatedMessages } from "./split-messages.js";
 import { isTestAgentCassette, testAgentToStreams } from "./test-agent.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
-import { isJson, isPlainObject } from "../json/equal.js";
+import { isJson, isPlainObject } from "../json/shape.js";
 
 export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
 export { providerFromUrl } from "./http.js";

@@ -2,7 +2,7 @@ import { base64ToBytes } from "../framing/aws-eventstream.js";
 import { ImportError } from "./errors.js";
 import { looksLikeEventStream } from "./eventstream.js";
 import { GZIP_MAGIC, startsWithBytes, utf8OrNull } from "./text.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * Helpers shared by the readers of recordings that are one JSON document (HAR, ddapm-test-agent

@@ -3,7 +3,7 @@ import type { BodyInflater } from "./decompress.js";
 import { ImportError } from "./errors.js";
 import { exchangeToStream } from "./http.js";
 import { base64Body, headersFromObject, withoutStaleEncoding } from "./json-document.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * The JSON cassette of Datadog's APM test agent (ddapm-test-agent's VCR proxy, used by dd-trace-js

@@ -54,17 +54,3 @@ export function jsonExtends(earlier: unknown, later: unknown): boolean {
   }
   return true;
 }
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** True when `text` is one JSON value (`JSON.parse` accepts it). */
-export function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}

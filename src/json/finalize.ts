@@ -1,5 +1,6 @@
 import type { ArgumentSource, Diagnostic, RepairCode, ToolCallError, TruncationCause } from "../types.js";
-import { isPlainObject, jsonEqual, jsonExtends } from "./equal.js";
+import { jsonEqual, jsonExtends } from "./equal.js";
+import { isPlainObject } from "./shape.js";
 import { scanJson } from "./incremental.js";
 import { classifyRepair, type LossyRepair } from "./repair.js";
 

@@ -1,6 +1,6 @@
 import { jsonrepair } from "jsonrepair";
 import type { RepairCode } from "../types.js";
-import { isPlainObject } from "./equal.js";
+import { isPlainObject } from "./shape.js";
 
 /**
  * Gated syntax repair for the arguments of a call the provider marked complete. Each fix is a

@@ -8,6 +8,7 @@ import { isProviderName, PROVIDERS } from "../types.js";
 import { toolListOf, type TextCallSetting, type TextCallTool } from "../text-calls/options.js";
 import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "../text-calls/syntaxes.js";
 import type { ProxyRoute } from "./proxy.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * `toolwire proxy --config toolwire.json`: several upstreams from one process, by path prefix.
@@ -42,16 +43,13 @@ function configError(message: string): ToolwireError {
 const ROUTE_KEYS = new Set(["prefix", "upstream", "name", "stripPrefix", "provider", "target", "repairs", "textCalls", "tools"]);
 const REPAIR_KEYS = new Set(["schemas", "history", "responses", "recovery"]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Checks a parsed config (see `ProxyConfig`); throws a ToolwireError (`invalid_proxy_config`) naming the first fault and where it is. */
 export function parseProxyConfig(value: unknown, source = "the config", baseDir = process.cwd()): ProxyConfig {
   const fail = (where: string, message: string): never => {
     throw configError(`${source}: ${where}: ${message}`);
   };
-  if (!isRecord(value)) return fail("top level", "must be an object with a `routes` array");
+  if (!isPlainObject(value)) return fail("top level", "must be an object with a `routes` array");
   for (const key of Object.keys(value)) if (key !== "routes") fail(key, "unknown key (known: routes)");
   const routes = value.routes;
   if (!Array.isArray(routes) || routes.length === 0) return fail("routes", "must be a non-empty array");
@@ -59,7 +57,7 @@ export function parseProxyConfig(value: unknown, source = "the config", baseDir 
   const out: ProxyRoute[] = [];
   routes.forEach((entry: unknown, index) => {
     const where = `routes[${index}]`;
-    if (!isRecord(entry)) return fail(where, "must be an object");
+    if (!isPlainObject(entry)) return fail(where, "must be an object");
     for (const key of Object.keys(entry)) if (!ROUTE_KEYS.has(key)) fail(`${where}.${key}`, `unknown key (known: ${[...ROUTE_KEYS].join(", ")})`);
     const { prefix, upstream, name, stripPrefix, provider, target, repairs, textCalls, tools } = entry;
     if (typeof prefix !== "string" || !prefix.startsWith("/") || /[?#\\\s]/.test(prefix) || prefix.split("/").some((segment) => segment === "." || segment === "..")) return fail(`${where}.prefix`, "must be a path such as \"/anthropic\" (\"/\" for every path)");
@@ -79,7 +77,7 @@ export function parseProxyConfig(value: unknown, source = "the config", baseDir 
     if (provider !== undefined && (typeof provider !== "string" || !isProviderName(provider))) fail(`${where}.provider`, `must be one of ${PROVIDERS.join(", ")}`);
     if (target !== undefined && (typeof target !== "string" || !findTarget(target))) fail(`${where}.target`, `must be one of ${SCHEMA_TARGETS.join(", ")}`);
     if (repairs !== undefined) {
-      if (!isRecord(repairs)) fail(`${where}.repairs`, "must be an object of booleans");
+      if (!isPlainObject(repairs)) fail(`${where}.repairs`, "must be an object of booleans");
       for (const [repair, on] of Object.entries(repairs as Record<string, unknown>)) {
         if (!REPAIR_KEYS.has(repair)) fail(`${where}.repairs.${repair}`, `unknown repair (known: ${[...REPAIR_KEYS].join(", ")})`);
         if (typeof on !== "boolean") fail(`${where}.repairs.${repair}`, "must be true or false");

@@ -14,6 +14,7 @@ import type { Reencoder } from "../reencode/types.js";
 import type { TextCallSetting } from "../text-calls/options.js";
 import { headerCount } from "./proxy-http.js";
 import { assembleWholeResponse } from "./whole-response.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * A loopback HTTP server that plays recorded streams back as the provider would send them, so
@@ -230,15 +231,12 @@ const REQUEST_ID_HEADER: Record<ProviderName, string> = {
   ollama: "x-request-id",
 };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** One event in the provider's wire format. */
 function encodeEvent(provider: ProviderName, wire: Route["wire"], event: ProviderEvent, first: boolean): string | Uint8Array {
   let data = event.data;
   let name = event.event;
-  if ((wire === "sse" || wire === "eventstream-chunks") && (provider === "anthropic" || provider === "openai-responses") && isRecord(data)) {
+  if ((wire === "sse" || wire === "eventstream-chunks") && (provider === "anthropic" || provider === "openai-responses") && isPlainObject(data)) {
     // These providers put the event name both on the `event:` line and in the payload's `type`.
     // Recordings keep only one of them at times (chunk-per-line fixtures lose the name; kilroy's
     // hand-written records omit `type`), and SDK users see only the payload, so both are restored.
@@ -272,13 +270,13 @@ function encodeEvent(provider: ProviderName, wire: Route["wire"], event: Provide
 function encodeFrame(original: ProviderEvent): Uint8Array {
   const event = unwrapSdkForm(original);
   const data = event.data;
-  if (event.event === "exception" && isRecord(data)) {
+  if (event.event === "exception" && isPlainObject(data)) {
     const { exceptionType, ...rest } = data;
     const headers: Record<string, EventStreamHeaderValue> = { ":message-type": "exception", ":content-type": "application/json" };
     if (typeof exceptionType === "string") headers[":exception-type"] = exceptionType;
     return encodeEventStreamMessage(headers, JSON.stringify(rest));
   }
-  if (event.event === "error" && isRecord(data) && ("errorCode" in data || "errorMessage" in data)) {
+  if (event.event === "error" && isPlainObject(data) && ("errorCode" in data || "errorMessage" in data)) {
     const headers: Record<string, EventStreamHeaderValue> = { ":message-type": "error" };
     if (typeof data.errorCode === "string") headers[":error-code"] = data.errorCode;
     if (typeof data.errorMessage === "string") headers[":error-message"] = data.errorMessage;
@@ -296,12 +294,12 @@ function encodeFrame(original: ProviderEvent): Uint8Array {
  * which read `:event-type`, see the events.
  */
 function unwrapSdkForm(event: ProviderEvent): ProviderEvent {
-  if (event.event !== undefined || !isRecord(event.data)) return event;
+  if (event.event !== undefined || !isPlainObject(event.data)) return event;
   const keys = Object.keys(event.data);
   if (keys.length !== 1) return event;
   const key = keys[0] as string;
   const inner = event.data[key];
-  if (!isRecord(inner)) return event;
+  if (!isPlainObject(inner)) return event;
   if (key.endsWith("Exception")) return { event: "exception", data: { exceptionType: key, ...inner } };
   return /^(messageStart|contentBlockStart|contentBlockDelta|contentBlockStop|messageStop|metadata)$/.test(key) ? { event: key, data: inner } : event;
 }
@@ -433,7 +431,7 @@ export function createReplayHandler(streams: readonly ReplayStream[], options: R
         log(req, res, url.pathname, null, "request body is not JSON");
         return;
       }
-      const streamFlag = isRecord(parsed) ? parsed.stream : undefined;
+      const streamFlag = isPlainObject(parsed) ? parsed.stream : undefined;
       streaming = target.provider === "ollama" ? streamFlag !== false : streamFlag === true;
     }
     const header = req.headers["x-toolwire-stream"];

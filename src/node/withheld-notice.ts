@@ -2,6 +2,7 @@ import type { Route } from "../fetch/routes.js";
 import type { RepairReport } from "../reencode/types.js";
 import type { ProviderName } from "../types.js";
 import { createNoticeStream, noticeMessageItem, type NoticeStreamForm } from "./notice-stream.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * The opt-in withheld-call notice (`toolwire proxy --withheld-notice`): a call toolwire withholds
@@ -71,7 +72,7 @@ export function addNoticeToWhole(provider: ProviderName, body: string, text: str
   } catch {
     return body;
   }
-  if (!isRecord(parsed)) return body;
+  if (!isPlainObject(parsed)) return body;
   switch (provider) {
     case "anthropic":
       // Messages: a text block after the last one.
@@ -81,8 +82,8 @@ export function addNoticeToWhole(provider: ProviderName, body: string, text: str
     case "openai-chat": {
       // chat.completion: the first choice's message content.
       const choice = Array.isArray(parsed.choices) ? parsed.choices[0] : undefined;
-      const message = isRecord(choice) ? choice.message : undefined;
-      if (!isRecord(message)) return body;
+      const message = isPlainObject(choice) ? choice.message : undefined;
+      if (!isPlainObject(message)) return body;
       message.content = appended(message.content, text);
       break;
     }
@@ -94,8 +95,8 @@ export function addNoticeToWhole(provider: ProviderName, body: string, text: str
     case "gemini": {
       // GenerateContentResponse: a text part after the first candidate's last part.
       const candidate = Array.isArray(parsed.candidates) ? parsed.candidates[0] : undefined;
-      if (!isRecord(candidate)) return body;
-      if (!isRecord(candidate.content)) candidate.content = { role: "model", parts: [] };
+      if (!isPlainObject(candidate)) return body;
+      if (!isPlainObject(candidate.content)) candidate.content = { role: "model", parts: [] };
       const content = candidate.content as Record<string, unknown>;
       if (!Array.isArray(content.parts)) content.parts = [];
       (content.parts as unknown[]).push({ text });
@@ -104,14 +105,14 @@ export function addNoticeToWhole(provider: ProviderName, body: string, text: str
     case "bedrock": {
       // Converse: a text block after the output message's last one.
       const output = parsed.output;
-      const message = isRecord(output) ? output.message : undefined;
-      if (!isRecord(message) || !Array.isArray(message.content)) return body;
+      const message = isPlainObject(output) ? output.message : undefined;
+      if (!isPlainObject(message) || !Array.isArray(message.content)) return body;
       message.content.push({ text });
       break;
     }
     case "ollama": {
       // /api/chat with stream: false: the message content.
-      if (!isRecord(parsed.message)) return body;
+      if (!isPlainObject(parsed.message)) return body;
       parsed.message.content = appended(parsed.message.content, text);
       break;
     }
@@ -119,6 +120,3 @@ export function addNoticeToWhole(provider: ProviderName, body: string, text: str
   return JSON.stringify(parsed);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -3,7 +3,7 @@ import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
 import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { ANTHROPIC_MESSAGE_EVENTS, blockCallId, fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 

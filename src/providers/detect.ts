@@ -1,5 +1,5 @@
 import type { ProviderEvent, ProviderName } from "../types.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { ToolwireError } from "../errors.js";
 import { ANTHROPIC_MESSAGE_EVENTS } from "./fields.js";
 

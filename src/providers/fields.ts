@@ -1,7 +1,7 @@
 import type { ProviderEvent, Usage } from "../types.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 import { isPlaceholderId } from "../assemble/call-ids.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { mintCallId } from "../util/hash.js";
 
 /** The message types of Anthropic's Messages stream (also inside Bedrock InvokeModel chunks). */

@@ -2,7 +2,7 @@ import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/tur
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import { endStatus, type ProviderCodec } from "./codec.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";

@@ -2,7 +2,8 @@ import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/tur
 import type { ContentBlock, FinishReason, ProviderEvent, Usage } from "../types.js";
 import { endStatus, type ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
-import { isPlainObject, jsonEqual } from "../json/equal.js";
+import { jsonEqual } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { mintCallId } from "../util/hash.js";
 import { fieldsExcept, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";

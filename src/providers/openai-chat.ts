@@ -6,7 +6,7 @@ import { resolveLimits } from "../limits.js";
 import type { ContentBlock, DecoderOptions, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { hashId } from "../util/hash.js";
 import { describeNonJson, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";

@@ -3,7 +3,7 @@ import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { hashId } from "../util/hash.js";
 import { describeNonJson, eventType, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";

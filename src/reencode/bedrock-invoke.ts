@@ -1,6 +1,6 @@
 import { base64ToBytes, bytesToBase64, decodeFrame, EventStreamError, EventStreamFrameSplitter, eventStreamDiagnostic, type EventStreamMessage } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import type { DecodedTurn, DecoderOptions, Diagnostic } from "../types.js";
 import { createAnthropicSseReencoder } from "./anthropic.js";
 import type { SseReencoder } from "./sse-reencoder.js";

@@ -1,4 +1,4 @@
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import type { StreamingDecoder } from "../providers/codec.js";
 import { createDecoder } from "../providers/registry.js";
 import type { CodecEvent, DecodedTurn, DecoderOptions, ProviderEvent, ProviderName, ToolCall } from "../types.js";

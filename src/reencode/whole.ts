@@ -1,4 +1,4 @@
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import type { ProviderName } from "../types.js";
 import { unreadBody, type WholeResponseRepair } from "./whole-common.js";
 import type { ReencoderOptions } from "./types.js";

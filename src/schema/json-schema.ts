@@ -1,5 +1,5 @@
 import { ToolwireError } from "../errors.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /**

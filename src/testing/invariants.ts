@@ -1,6 +1,7 @@
 import { extractTextCalls } from "../text-calls/extractor.js";
 import { createByteDecoder, type ByteDecoderOptions } from "../adapters/bytes.js";
-import { isPlainObject, jsonEqual } from "../json/equal.js";
+import { jsonEqual } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import { nestingDepth } from "../json/finalize.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";

@@ -1,4 +1,4 @@
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { cloneJson } from "./values.js";
 

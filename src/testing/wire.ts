@@ -1,7 +1,7 @@
 import { bytesToBase64, encodeEventStreamMessage } from "../framing/aws-eventstream.js";
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { defaultFraming, type FramingName } from "../framing/framer.js";
-import { isPlainObject } from "../json/equal.js";
+import { isPlainObject } from "../json/shape.js";
 import type { ProviderEvent, ProviderName } from "../types.js";
 import { stringifyJson } from "./values.js";
 import { concatBytes } from "../util/bytes.js";

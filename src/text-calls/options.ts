@@ -1,5 +1,6 @@
 import { ToolwireError } from "../errors.js";
 import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "./syntaxes.js";
+import { isPlainObject } from "../json/shape.js";
 
 /**
  * A tool the caller offered the model, in any of the common shapes: `{name, parameters}`,
@@ -67,16 +68,13 @@ export class TextCallOptionsError extends ToolwireError {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * The names and parameter schemas of a tool definition in any shape sanitizeTools reads (Gemini's
  * `{functionDeclarations: […]}` holds several), or null when it is none.
  */
 export function readTools(tool: unknown): Array<{ name: string; schema: unknown }> | null {
-  if (!isRecord(tool)) return null;
+  if (!isPlainObject(tool)) return null;
   const declarations = tool.functionDeclarations ?? tool.function_declarations;
   if (Array.isArray(declarations)) {
     const read = declarations.map((declaration) => readTool(declaration));
@@ -91,7 +89,7 @@ export function readTools(tool: unknown): Array<{ name: string; schema: unknown 
  * request body). The list, or why it is none (no list, or the position of an entry without a name).
  */
 export function toolListOf(value: unknown): { tools: TextCallTool[] } | { error: string } {
-  const list = Array.isArray(value) ? value : isRecord(value) && Array.isArray(value.tools) ? value.tools : null;
+  const list = Array.isArray(value) ? value : isPlainObject(value) && Array.isArray(value.tools) ? value.tools : null;
   if (list === null) return { error: 'expected a JSON list of tool definitions, or an object with a "tools" list' };
   const bad = list.findIndex((tool) => readTools(tool) === null);
   if (bad >= 0) return { error: `tools[${bad}] is not a tool definition with a name: ${JSON.stringify(list[bad])?.slice(0, 120)}` };
@@ -100,11 +98,11 @@ export function toolListOf(value: unknown): { tools: TextCallTool[] } | { error:
 
 /** The name and parameter schema of a tool in any supported shape, or null. */
 export function readTool(tool: unknown): { name: string; schema: unknown } | null {
-  if (!isRecord(tool)) return null;
-  if (isRecord(tool.function) && typeof tool.function.name === "string") return { name: tool.function.name, schema: tool.function.parameters };
-  if (isRecord(tool.toolSpec) && typeof tool.toolSpec.name === "string") {
+  if (!isPlainObject(tool)) return null;
+  if (isPlainObject(tool.function) && typeof tool.function.name === "string") return { name: tool.function.name, schema: tool.function.parameters };
+  if (isPlainObject(tool.toolSpec) && typeof tool.toolSpec.name === "string") {
     const input = tool.toolSpec.inputSchema;
-    return { name: tool.toolSpec.name, schema: isRecord(input) && "json" in input ? input.json : input };
+    return { name: tool.toolSpec.name, schema: isPlainObject(input) && "json" in input ? input.json : input };
   }
   if (typeof tool.name === "string") return { name: tool.name, schema: tool.parameters ?? tool.input_schema ?? tool.inputSchema ?? tool.parametersJsonSchema };
   return null;
@@ -114,7 +112,7 @@ const JSON_KINDS = new Set(["number", "integer", "boolean", "object", "array", "
 
 /** The kind a parameter schema asks for: a string unless every type it allows is a non-string JSON type. */
 function kindOf(schema: unknown): ParamKind {
-  if (!isRecord(schema)) return "string";
+  if (!isPlainObject(schema)) return "string";
   const type = schema.type;
   const types = typeof type === "string" ? [type] : Array.isArray(type) ? type : null;
   if (types && types.length > 0 && types.every((t) => typeof t === "string" && JSON_KINDS.has(t))) return "json";
@@ -123,7 +121,7 @@ function kindOf(schema: unknown): ParamKind {
 
 function paramKindsOf(schema: unknown): Map<string, ParamKind> {
   const kinds = new Map<string, ParamKind>();
-  if (!isRecord(schema) || !isRecord(schema.properties)) return kinds;
+  if (!isPlainObject(schema) || !isPlainObject(schema.properties)) return kinds;
   for (const [key, property] of Object.entries(schema.properties)) if (kindOf(property) === "json") kinds.set(key, "json");
   return kinds;
 }
@@ -140,7 +138,7 @@ let resolvedAuto: ResolvedTextCallOptions | null = null;
 
 function resolveSetting(setting: TextCallSetting): ResolvedTextCallOptions {
   const options: TextCallOptions = setting === "auto" || Array.isArray(setting) ? { syntaxes: setting as "auto" | readonly TextCallSyntaxName[] } : (setting as TextCallOptions);
-  if (!isRecord(options)) throw new TextCallOptionsError(`textCalls must be "auto", a list of syntax names or an options object; got ${JSON.stringify(setting)}.`);
+  if (!isPlainObject(options)) throw new TextCallOptionsError(`textCalls must be "auto", a list of syntax names or an options object; got ${JSON.stringify(setting)}.`);
   const requested = options.syntaxes ?? "auto";
   let syntaxes: TextCallSyntaxName[];
   if (requested === "auto") syntaxes = [...TEXT_CALL_SYNTAX_NAMES];

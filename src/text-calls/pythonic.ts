@@ -1,6 +1,6 @@
 import { ArgumentsObject, CallParser, type ParseContext } from "./parsers.js";
 import { expectAfterWs, isWs, Reader, skipWs } from "./scan.js";
-import { isJson } from "../json/equal.js";
+import { isJson } from "../json/shape.js";
 
 const enum PythonicState {
   Open,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseYaml } from "../../src/import/cassette.js";
-import { isPlainObject } from "../../src/json/equal.js";
+import { isPlainObject } from "../../src/json/shape.js";
 
 /**
  * An oracle independent of toolwire: in a recorded conversation, the request that follows a

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { encodeEventStreamMessage } from "../../src/framing/aws-eventstream.js";
-import { isPlainObject } from "../../src/json/equal.js";
+import { isPlainObject } from "../../src/json/shape.js";
 import { readBedrockEvent } from "../../src/providers/bedrock.js";
 import type { DecodedTurn, ProviderEvent } from "../../src/types.js";
 import { concat } from "../helpers/bedrock-events.js";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { encodeJsonArray } from "../../src/framing/json-array.js";
 import { encodeSse } from "../../src/framing/sse.js";
-import { isPlainObject } from "../../src/json/equal.js";
+import { isPlainObject } from "../../src/json/shape.js";
 import type { ProviderEvent } from "../../src/types.js";
 import { decodeEvents, prefixViolation, runsFor, splitAt } from "../helpers/properties.js";
 import { testdataFiles } from "../helpers/testdata.js";

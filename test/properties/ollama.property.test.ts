@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
-import { isPlainObject } from "../../src/json/equal.js";
+import { isPlainObject } from "../../src/json/shape.js";
 import type { ProviderEvent } from "../../src/types.js";
 import { decodeEvents, prefixViolation, splitAt } from "../helpers/properties.js";
 import { testdataFiles } from "../helpers/testdata.js";

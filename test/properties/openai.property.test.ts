@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createByteDecoder } from "../../src/adapters/bytes.js";
 import { encodeSse } from "../../src/framing/sse.js";
-import { isPlainObject } from "../../src/json/equal.js";
+import { isPlainObject } from "../../src/json/shape.js";
 import { eventType } from "../../src/providers/fields.js";
 import type { DecodedTurn, ProviderEvent, ProviderName, ToolCall } from "../../src/types.js";
 import { closedAtStreamEnd, decodeEvents, prefixViolation, runsFor, splitAt } from "../helpers/properties.js";

@@ -3,7 +3,7 @@
  * message, so it never appears here.
  */
 import { clone, invalidMessage, leftovers, readArguments, readTextResultBlock, wireArgumentsValue, withNative, writeParts, type Message, type Part, type ResultContent, type ToolResultPart } from "../model.js";
-import { isPlainObject } from "../../json/equal.js";
+import { isPlainObject } from "../../json/shape.js";
 
 /** Anthropic Messages `messages` → neutral messages, one to one. */
 export function fromAnthropic(messages: readonly unknown[]): Message[] {

@@ -4,7 +4,7 @@
  * request field.
  */
 import { clone, invalidMessage, readArguments, wireArgumentsValue, withNative, writeUserAssistant, type Message, type Part, type ResultContent, type ToolResultPart } from "../model.js";
-import { isPlainObject } from "../../json/equal.js";
+import { isPlainObject } from "../../json/shape.js";
 
 /** Bedrock Converse `messages` → neutral messages, one to one. */
 export function fromBedrock(messages: readonly unknown[]): Message[] {

@@ -6,7 +6,7 @@
  * unanswered call of the same name; neither local id is sent back.
  */
 import { clone, invalidMessage, leftovers, readArguments, wireArgumentsValue, withNative, writeUserAssistant, type Message, type Part, type ToolCallPart, type ToolResultPart } from "../model.js";
-import { isPlainObject } from "../../json/equal.js";
+import { isPlainObject } from "../../json/shape.js";
 
 /** Marks a response object that had neither an `output` nor an `error` wrapper. */
 const BARE_RESPONSE = "toolwireBareResponse";

@@ -19,7 +19,7 @@ import {
   type ToolCallPart,
   type ToolResultPart,
 } from "../model.js";
-import { isPlainObject } from "../../json/equal.js";
+import { isPlainObject } from "../../json/shape.js";
 
 const REASONING_KEYS = ["reasoning_content", "reasoning"] as const;
 

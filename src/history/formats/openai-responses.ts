@@ -18,7 +18,7 @@ import {
   type ToolCallPart,
   type ToolResultPart,
 } from "../model.js";
-import { isPlainObject } from "../../json/equal.js";
+import { isPlainObject } from "../../json/shape.js";
 
 /** Responses `input` items → neutral messages, one to one. */
 export function fromOpenAIResponses(items: readonly unknown[]): Message[] {

@@ -112,6 +112,12 @@ export interface ProxyOptions {
   textCalls?: TextCallSetting;
   /** Largest request body the proxy reads to repair, decompressed (default 32 MiB); a larger one gets 413. Bodies it does not read stream through unbounded. */
   maxBodyBytes?: number;
+  /**
+   * How long the rest of a refused request's body (413, 404, 403, a bad target) is read and
+   * discarded after the answer, so that a client still sending it gets the answer rather than a
+   * reset, before the connection is closed (default 30 s, nginx's `lingering_time`).
+   */
+  lingerMs?: number;
   /** One line per request (default: none). Never given headers. */
   log?: (line: string) => void;
   /** `text` (default): `POST /v1/messages 200 812ms repairs=… id=…`; `json`: one `ProxyLogRecord` as JSON per line. */
@@ -213,16 +219,17 @@ function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | "too_
 }
 
 /** How long the rest of a refused body is read and discarded before the connection is closed (nginx's `lingering_time`). */
-const LINGER_MS = 30_000;
+const DEFAULT_LINGER_MS = 30_000;
 
 /**
  * Reads and discards the rest of a request body the proxy refused, then calls `done`, so that a
  * client still sending it gets the answer rather than a reset (closing a socket with unread bytes
  * in it sends one, which fails the client's write and drops the answer); the connection is closed
- * if the body has not ended within `LINGER_MS`.
+ * if the body has not ended within `lingerMs`.
  */
-function discardRest(req: IncomingMessage, done: () => void): void {
-  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+function discardRest(req: IncomingMessage, lingerMs: number, done: () => void): void {
+  if (req.complete) return done();
+  const timer = setTimeout(() => req.socket.destroy(), lingerMs).unref();
   let called = false;
   const ended = (): void => {
     clearTimeout(timer);
@@ -316,6 +323,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
   const routes = compileRoutes(options);
   const hosts = allowedHosts(options.allowHosts);
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS;
   const baseFetch: FetchLike = options.fetch ?? createUpstreamFetch();
   const metrics = new ProxyMetrics();
   const state: ProxyState = { draining: false, active: 0 };
@@ -379,28 +387,35 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
         options.log(`${method} ${path} ${shown} ${Math.round(seconds * 1000)}ms${summary ? ` repairs=${summary}` : ""} id=${requestId}`);
       }
     };
-    const refuse = (status: number, reason: string, message: string): void => {
+    // A body that is still coming (no `Expect: 100-continue` left unanswered, or the 100 sent).
+    let continued = false;
+    const bodyComing = (): boolean => !req.complete && (req.headers["transfer-encoding"] !== undefined || (req.headers["content-length"] ?? "0") !== "0") && (continued || !continuePending.has(req));
+    /**
+     * Answers for the proxy. A client still sending the body (Python's http.client and urllib
+     * write all of it before they read) would get a reset, and lose the answer, if the connection
+     * closed with its bytes unread: a body whose framing holds is read and discarded after the
+     * answer, bounded in time, as nginx's lingering close does, and the connection then serves the
+     * next request. `framingHolds: false` (a transfer coding refused, two Hosts): closed at once.
+     */
+    const refuse = (status: number, reason: string, message: string, framingHolds = true): void => {
       metrics.refused.add({ reason });
-      // The body was not read: close the connection rather than read what may be a large upload.
-      sendError(res, provider, status, message, { connection: "close" });
+      if (framingHolds && bodyComing()) {
+        if (writeError(res, provider, status, message)) discardRest(req, lingerMs, () => res.end());
+      } else sendError(res, provider, status, message, { connection: "close" });
       finish(status, "refused");
     };
-    // A body over the limit that the client is sending (no `Expect: 100-continue` left unanswered)
-    // is read to its end and discarded, bounded in time, so that the client sees the 413.
-    const refuseTooLarge = (message: string, bodyComing: boolean): void => {
-      if (!bodyComing) return refuse(413, "body_too_large", message);
-      metrics.refused.add({ reason: "body_too_large" });
-      // The answer is written whole now; it ends (and Node may close the connection) once the body has.
-      if (writeError(res, provider, 413, message)) discardRest(req, () => res.end());
-      finish(413, "refused");
+    const continueBody = (): void => {
+      if (!continuePending.has(req) || continued) return;
+      continued = true;
+      res.writeContinue();
     };
 
-    if (headerCount(req, "host") > 1) return refuse(400, "duplicate_host", "more than one Host header");
+    if (headerCount(req, "host") > 1) return refuse(400, "duplicate_host", "more than one Host header", false);
     const coding = transferCodingRefusal(req);
-    if (coding !== null) return refuse(coding, "transfer_coding", `the request's Transfer-Encoding '${req.headers["transfer-encoding"] ?? ""}' is not supported (chunked alone, last)`);
+    if (coding !== null) return refuse(coding, "transfer_coding", `the request's Transfer-Encoding '${req.headers["transfer-encoding"] ?? ""}' is not supported (chunked alone, last)`, false);
     if (!hosts.has(hostName(req.headers.host))) {
       // A page on another origin that rebinds its DNS to the proxy's address must not reach the provider with the user's keys.
-      return refuse(403, "host", `toolwire proxy does not answer the Host '${hostName(req.headers.host)}' (loopback names${options.allowHosts?.length ? " and the allowed hosts" : ""} only)`);
+      return refuse(403, "host", `this proxy does not answer the Host '${hostName(req.headers.host)}' (loopback names${options.allowHosts?.length ? " and the allowed hosts" : ""} only)`);
     }
     const normalized = normalizePath(target);
     if (typeof normalized !== "string") return refuse(400, "target", normalized.refused);
@@ -431,10 +446,10 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       if (hasBody && fetchRoute && isJsonish(req.headers["content-type"])) {
         // A body the proxy reads (to repair it): capped, decompressed when it came compressed.
         const declared = Number(req.headers["content-length"] ?? 0);
-        if (declared > limit) return refuseTooLarge(`the request body (${declared} bytes) is larger than the proxy reads (${limit} bytes)`, !continuePending.has(req));
-        if (continuePending.has(req)) res.writeContinue();
+        if (declared > limit) return refuse(413, "body_too_large", `the request body (${declared} bytes) is larger than the proxy reads (${limit} bytes)`);
+        continueBody();
         const body = await readCapped(req, limit);
-        if (body === "too_large") return refuseTooLarge(`the request body is larger than the proxy reads (${limit} bytes)`, true);
+        if (body === "too_large") return refuse(413, "body_too_large", `the request body is larger than the proxy reads (${limit} bytes)`);
         const encoding = (req.headers["content-encoding"] ?? "").trim().toLowerCase();
         const inflateWith = DECOMPRESS[encoding];
         const plain = inflateWith ? await decompress(inflateWith, body, limit) : body;
@@ -454,7 +469,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
         } else init.body = original;
       } else if (hasBody) {
         // Not read by the proxy: streamed to the upstream as it arrives, with its own framing's length.
-        if (continuePending.has(req)) res.writeContinue();
+        continueBody();
         if (req.headers["content-length"] !== undefined) headers.set("content-length", req.headers["content-length"]);
         init.body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
         init.duplex = "half";

@@ -32,14 +32,14 @@ interface Manifest {
   exports: Record<string, string | { import?: { default?: string } }>;
 }
 
-/** Entry point name → source file (absolute), in package.json order; entries outside dist/src are left out. */
+/** Entry point name → source file (absolute), in package.json order; entries outside dist/esm (the bundles built from src/) are left out. */
 export function entryFiles(root: string): Map<string, string> {
   const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Manifest;
   const entries = new Map<string, string>();
   for (const [subpath, target] of Object.entries(manifest.exports)) {
     const built = typeof target === "string" ? target : target.import?.default;
-    if (built === undefined || !built.startsWith("./dist/src/")) continue;
-    entries.set(subpath === "." ? "toolwire" : `toolwire/${subpath.slice(2)}`, join(root, "src", built.slice("./dist/src/".length).replace(/\.js$/, ".ts")));
+    if (built === undefined || !built.startsWith("./dist/esm/")) continue;
+    entries.set(subpath === "." ? "toolwire" : `toolwire/${subpath.slice(2)}`, join(root, "src", built.slice("./dist/esm/".length).replace(/\.js$/, ".ts")));
   }
   return entries;
 }

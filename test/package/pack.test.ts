@@ -111,6 +111,18 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     expect(seen).toEqual({ branded: true, code: "unsupported_provider", sameClass: false });
   });
 
+  it("the ES module entries are bundles that share their code: an error from toolwire/schema is a ToolwireError of toolwire", () => {
+    const seen = esm(
+      'const root = await import("toolwire"); const schema = await import("toolwire/schema");' +
+        'let result; try { schema.sanitizeSchema({ type: "object" }, "no-such-target"); } catch (error) { result = { code: error.code, sameClass: error instanceof root.ToolwireError, name: error.name }; }' +
+        "console.log(JSON.stringify(result));",
+    );
+    expect(seen).toMatchObject({ sameClass: true });
+    expect((seen as { code: unknown }).code).toEqual(expect.any(String));
+    // Node's ES module loader pays per module (resolve, read, link): the import condition resolves to the bundle.
+    expect(esm('console.log(JSON.stringify(import.meta.resolve("toolwire").replace(/^.*node_modules\\/toolwire\\//, "")))')).toBe("dist/esm/index.js");
+  });
+
   it("toolwire/testing works without fast-check; toolwire/testing/fuzz says what it needs", () => {
     expect(cjs('const t = require("toolwire/testing"); console.log(JSON.stringify(typeof t.checkRun + " " + typeof t.parseRegression));')).toBe("function function");
     const missing = run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(FUZZ)})`], project);
@@ -140,7 +152,7 @@ describe("the packed tarball, installed into an empty project (slow)", () => {
     const shipped = (JSON.parse(files) as string[]).map((file) => file.slice("node_modules/toolwire/".length));
     expect(shipped.filter((file) => file.endsWith(".map"))).toEqual([]);
     // Besides dist/: the README, the licence, package.json and the guides the README links to (docs/, issue 27).
-    const rest = shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/cjs/"));
+    const rest = shipped.filter((file) => !file.startsWith("dist/src/") && !file.startsWith("dist/esm/") && !file.startsWith("dist/cjs/"));
     expect(rest.filter((file) => !file.startsWith("docs/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
     expect(rest.filter((file) => file.startsWith("docs/") && !file.endsWith(".md"))).toEqual([]);
     const linked = [...readFileSync(join(ROOT, "README.md"), "utf8").matchAll(/\]\((docs\/[^)#]+\.md)(?:#[^)]*)?\)/g)].map((m) => m[1] as string);

@@ -52,6 +52,10 @@ const REASONING_MARKERS: readonly Marker[] = [
   { literal: "<|start|>assistant<|channel|>analysis<|message|>", syntax: "harmony", kind: "reasoning", close: "<|end|>", create: noParser },
   { literal: "<|channel|>final<|message|>", syntax: "harmony", kind: "drop", create: noParser },
   { literal: "<|start|>assistant<|channel|>final<|message|>", syntax: "harmony", kind: "drop", create: noParser },
+  // A commentary message with no recipient is a preamble the model shows the user (OpenAI's harmony
+  // guide): content, as llama.cpp reads it (only `to=functions.…` makes it a call).
+  { literal: "<|channel|>commentary<|message|>", syntax: "harmony", kind: "drop", create: noParser },
+  { literal: "<|start|>assistant<|channel|>commentary<|message|>", syntax: "harmony", kind: "drop", create: noParser },
   // The tokens that end a harmony message (`<|return|>` the last one): control tokens, never content.
   { literal: "<|end|>", syntax: "harmony", kind: "drop", create: noParser },
   { literal: "<|return|>", syntax: "harmony", kind: "drop", create: noParser },

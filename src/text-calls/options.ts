@@ -22,7 +22,8 @@ export interface TextCallOptions {
   /**
    * The tools offered to the model. Their names restrict calls (see `toolNames`), and their
    * parameter schemas type XML-style parameter values (Qwen3-Coder, GLM): a value is a string
-   * unless the schema says the parameter is a number, integer, boolean, object, array or null.
+   * unless the schema says the parameter is a number, integer, boolean, object, array or null
+   * (a parameter that may be a string or null is null when its value is the bare word `null`).
    */
   tools?: readonly TextCallTool[];
   /**
@@ -47,8 +48,12 @@ export interface TextCallOptions {
  */
 export type TextCallSetting = "auto" | readonly TextCallSyntaxName[] | TextCallOptions;
 
-/** A parameter's JSON kind from the tool schema: `string` (stream as a JSON string) or `json`. */
-export type ParamKind = "string" | "json";
+/**
+ * A parameter's JSON kind from the tool schema: `string` (stream as a JSON string), `json`, or
+ * `string-or-null` (a string that may be null: the bare value `null` is JSON null, as llama.cpp,
+ * vLLM and SGLang read it; anything else is the string written).
+ */
+export type ParamKind = "string" | "json" | "string-or-null";
 
 /** `textCalls` after validation: the syntaxes to look for, the allowed tool names and parameter kinds. */
 export interface ResolvedTextCallOptions {
@@ -56,7 +61,7 @@ export interface ResolvedTextCallOptions {
   toolNames: ReadonlySet<string> | null;
   reasoning: boolean;
   thinking: "auto" | "open" | "closed";
-  /** tool name → parameter name → kind, for the tools whose schema names a non-string type. */
+  /** tool name → parameter name → kind, for the parameters whose schema is not a plain string. */
   paramKinds: ReadonlyMap<string, ReadonlyMap<string, ParamKind>>;
 }
 
@@ -110,19 +115,38 @@ export function readTool(tool: unknown): { name: string; schema: unknown } | nul
 
 const JSON_KINDS = new Set(["number", "integer", "boolean", "object", "array", "null"]);
 
-/** The kind a parameter schema asks for: a string unless every type it allows is a non-string JSON type. */
+/**
+ * The kind a parameter schema asks for: a string unless every type it allows is a non-string JSON
+ * type; a string or null when it allows exactly those two (`type: ["string", "null"]`, or the
+ * `anyOf` / `oneOf` of the two that Optional[str] gives).
+ */
 function kindOf(schema: unknown): ParamKind {
   if (!isPlainObject(schema)) return "string";
   const type = schema.type;
   const types = typeof type === "string" ? [type] : Array.isArray(type) ? type : null;
   if (types && types.length > 0 && types.every((t) => typeof t === "string" && JSON_KINDS.has(t))) return "json";
+  if (isStringOrNull(types ?? alternativeTypes(schema.anyOf ?? schema.oneOf))) return "string-or-null";
   return "string";
+}
+
+/** The `type` of each alternative of an `anyOf` / `oneOf` list, or null when one has no single type. */
+function alternativeTypes(alternatives: unknown): unknown[] | null {
+  if (!Array.isArray(alternatives)) return null;
+  const types = alternatives.map((alternative) => (isPlainObject(alternative) && typeof alternative.type === "string" ? alternative.type : null));
+  return types.every((type) => type !== null) ? types : null;
+}
+
+function isStringOrNull(types: readonly unknown[] | null): boolean {
+  return types !== null && types.length === 2 && types.includes("string") && types.includes("null");
 }
 
 function paramKindsOf(schema: unknown): Map<string, ParamKind> {
   const kinds = new Map<string, ParamKind>();
   if (!isPlainObject(schema) || !isPlainObject(schema.properties)) return kinds;
-  for (const [key, property] of Object.entries(schema.properties)) if (kindOf(property) === "json") kinds.set(key, "json");
+  for (const [key, property] of Object.entries(schema.properties)) {
+    const kind = kindOf(property);
+    if (kind !== "string") kinds.set(key, kind);
+  }
   return kinds;
 }
 

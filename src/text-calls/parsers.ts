@@ -386,7 +386,8 @@ export class Envelope extends Reader {
 /**
  * One parameter value read up to its end literal. String parameters stream as a JSON string;
  * parameters the schema types otherwise are kept until their end and written as JSON when they
- * parse as JSON (else as the string they are, with a diagnostic). Done at the position after the
+ * parse as JSON (else as the string they are, with a diagnostic); a string that may be null is
+ * kept until its end too, and is null when it is the bare word `null`. Done at the position after the
  * consumed end literal, or at one that is left for the caller.
  */
 class ParamValue extends Reader {
@@ -454,6 +455,10 @@ class ParamValue extends Reader {
       return;
     }
     const raw = this.parts.join("");
+    if (this.kind === "string-or-null") {
+      x.args(raw.trim() === "null" ? "null" : JSON.stringify(raw));
+      return;
+    }
     const trimmed = raw.trim();
     let parsed = false;
     try {

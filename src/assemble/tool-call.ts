@@ -113,10 +113,6 @@ export class ToolCallAssembler {
     this.deltaLength = text.length;
   }
 
-  get hasStart(): boolean {
-    return this.start !== undefined;
-  }
-
   /**
    * Arguments present when the call opened. `{}`, `null` and absence all mean "none"; a JSON
    * string holding an object is accepted (some relays send the input serialized).

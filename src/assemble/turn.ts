@@ -10,7 +10,6 @@ import { boundedBlocks, omitted, tooDeepToKeep } from "./verbatim.js";
 
 // Kept here for the modules that read ids off the wire (re-encoders) and import it from the turn.
 export { isPlaceholderId } from "./call-ids.js";
-export type { OpenCallInit } from "./turn-calls.js";
 
 export interface TurnEnd {
   status: TurnStatus;

@@ -7,8 +7,6 @@ import { ToolwireError } from "../errors.js";
 
 export type FramingName = "sse" | "ndjson" | "json-array" | "aws-eventstream";
 
-export const FRAMINGS: readonly FramingName[] = ["sse", "ndjson", "json-array", "aws-eventstream"];
-
 /** Bytes in, provider events out: the layer below every decoder. */
 export interface Framer {
   /** Feeds bytes or text; returns the events this chunk completed. */

@@ -18,7 +18,7 @@ import { isTestAgentCassette, testAgentToStreams } from "./test-agent.js";
 import { UnsupportedProviderError } from "../providers/registry.js";
 import { isJson, isPlainObject } from "../json/shape.js";
 
-export { ImportError, type ImportErrorCode, type ImportOptions, type ImportResult } from "./errors.js";
+export { ImportError, type ImportOptions } from "./errors.js";
 export { providerFromUrl } from "./http.js";
 export { dechunk } from "./httprr.js";
 

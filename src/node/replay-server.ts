@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFile, readdir, stat } from "node:fs/promises";
-import { basename, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { encodeEventStreamMessage, type EventStreamHeaderValue } from "../framing/aws-eventstream.js";
 import { concatBytes } from "../util/bytes.js";
 import { parseRecords } from "../framing/records.js";
@@ -608,9 +608,4 @@ export async function startReplayServer(options: ReplayServerOptions): Promise<R
         server.closeAllConnections();
       }),
   };
-}
-
-/** A short name for a stream, for listings. */
-export function streamLabel(stream: ReplayStream): string {
-  return `${stream.key} (${stream.provider}, ${stream.events.length} events${stream.times ? ", timed" : ""}) from ${basename(stream.file)}`;
 }

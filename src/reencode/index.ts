@@ -13,12 +13,7 @@ import { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
 import type { Reencoder, ReencoderOptions } from "./types.js";
 
 export type { Reencoder, ReencoderOptions, RepairReport } from "./types.js";
-export { createAnthropicReencoder } from "./anthropic.js";
-export { createOpenAIChatReencoder } from "./openai-chat.js";
-export { createOpenAIResponsesReencoder } from "./openai-responses.js";
-export { createOllamaReencoder } from "./ollama.js";
-export { createGeminiReencoder, type GeminiReencoderOptions } from "./gemini.js";
-export { createBedrockReencoder } from "./bedrock.js";
+export { createGeminiReencoder } from "./gemini.js";
 export { createBedrockInvokeReencoder } from "./bedrock-invoke.js";
 export { repairWholeResponse, type WholeResponseRepair } from "./whole.js";
 

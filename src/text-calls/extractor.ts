@@ -1016,11 +1016,3 @@ export function extractTextCalls(
   extractor.end(cause, cut);
   return out;
 }
-
-/**
- * An incremental extractor over one stream of text, for callers outside a decoder: `push` text as
- * it arrives and `end` it; the sink receives plain text, calls and their argument text.
- */
-export function createTextCallExtractor(setting: TextCallSetting, sink: TextCallSink): TextCallExtractor {
-  return new TextCallExtractor(resolveTextCallOptions(setting) as ResolvedTextCallOptions, sink);
-}

@@ -218,6 +218,12 @@ function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | "too_
   });
 }
 
+/** Whether the request's framing says a body follows: a Content-Length other than 0, or (without one) a Transfer-Encoding. */
+function declaresBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  return length !== undefined ? length !== "0" : req.headers["transfer-encoding"] !== undefined;
+}
+
 /** How long the rest of a refused body is read and discarded before the connection is closed (nginx's `lingering_time`). */
 const DEFAULT_LINGER_MS = 30_000;
 
@@ -389,7 +395,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
     };
     // A body that is still coming (no `Expect: 100-continue` left unanswered, or the 100 sent).
     let continued = false;
-    const bodyComing = (): boolean => !req.complete && (req.headers["transfer-encoding"] !== undefined || (req.headers["content-length"] ?? "0") !== "0") && (continued || !continuePending.has(req));
+    const bodyComing = (): boolean => !req.complete && declaresBody(req) && (continued || !continuePending.has(req));
     /**
      * Answers for the proxy. A client still sending the body (Python's http.client and urllib
      * write all of it before they read) would get a reset, and lose the answer, if the connection
@@ -441,7 +447,7 @@ function createProxy(options: ProxyOptions): { handler: (req: IncomingMessage, r
       const headers = forwardedRequestHeaders(req);
       headers.set("x-request-id", requestId);
       const init: RequestInit & { duplex?: "half" } = { method, headers, signal: controller.signal };
-      const hasBody = method !== "GET" && method !== "HEAD" && (req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined);
+      const hasBody = method !== "GET" && method !== "HEAD" && declaresBody(req);
       let upstreamFetch = baseFetch;
       if (hasBody && fetchRoute && isJsonish(req.headers["content-type"])) {
         // A body the proxy reads (to repair it): capped, decompressed when it came compressed.

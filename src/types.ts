@@ -62,7 +62,9 @@ export type ToolCallErrorCode =
   /** The arguments exceeded `limits.maxArgumentChars`; the rest was not kept. */
   | "too_large"
   /** The arguments nest deeper than `limits.maxDepth`. */
-  | "too_deep";
+  | "too_deep"
+  /** A number a double cannot hold as written: beyond ±1.8e308, or an integer literal beyond ±2^53 it would give back with other digits. */
+  | "number_out_of_range";
 
 /** Why a call never reached its end marker. */
 export type TruncationCause =

@@ -1,6 +1,6 @@
 import type { Diagnostic, RepairCode, ToolCall, TruncationCause } from "../types.js";
 import { isPlainObject } from "../json/shape.js";
-import { exceedsDepth, finalizeArguments, type ArgumentSources } from "../json/finalize.js";
+import { exceedsDepth, finalizeArguments, type ArgumentSources, type SplitPiece } from "../json/finalize.js";
 import { IncrementalJsonParser } from "../json/incremental.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
 
@@ -64,7 +64,7 @@ export class ToolCallAssembler {
   private readonly maxPreviewDepth: number | undefined;
   private resultDiagnostics: Diagnostic[] = [];
   /** Further objects glued after the first one (`split_concatenated_calls`), for the turn to open as calls. */
-  private splitObjects: Array<{ value: Record<string, unknown>; raw: string }> = [];
+  private splitObjects: SplitPiece[] = [];
 
   constructor(init: ToolCallInit, options: { previews: boolean; maxPreviewDepth?: number; maxArgumentChars?: number; maxDepth?: number }) {
     this.maxArgumentChars = options.maxArgumentChars ?? Number.POSITIVE_INFINITY;
@@ -320,7 +320,7 @@ export class ToolCallAssembler {
   }
 
   /** The objects after the first of a glued `{…}{…}` text, once finalized; taken once. */
-  takeSplitObjects(): Array<{ value: Record<string, unknown>; raw: string }> {
+  takeSplitObjects(): SplitPiece[] {
     const objects = this.splitObjects;
     this.splitObjects = [];
     return objects;

@@ -164,7 +164,7 @@ export class TurnCalls {
     const objects = call.takeSplitObjects();
     if (objects.length === 0) return;
     const sentId = result.providerId ?? (call.idMinted ? undefined : result.id);
-    for (const { value, raw } of objects) {
+    for (const { value, raw, error } of objects) {
       const list = call.kind === "server" ? this.server : this.client;
       if (!this.admitCall()) return;
       const split = new ToolCallAssembler(
@@ -184,7 +184,11 @@ export class TurnCalls {
       this.ids.claim(split);
       this.blocks.openCall(call.kind, split.index, call.providerIndex);
       this.host.out.push({ type: "tool_call_start", index: split.index, id: split.id, name: split.name, kind: split.kind });
-      const settled = split.settleWith({ arguments: value, rawArguments: raw, source: result.source, complete: true, repairs: ["split_concatenated_calls"], error: null });
+      const settled = split.settleWith(
+        error
+          ? { arguments: null, rawArguments: raw, source: null, complete: true, repairs: ["split_concatenated_calls"], error }
+          : { arguments: value, rawArguments: raw, source: "delta", complete: true, repairs: ["split_concatenated_calls"], error: null },
+      );
       this.ended.set(split, settled);
       this.host.diagnostic({ code: "split_concatenated_calls", severity: "warning", message: `Call ${call.index} (\`${call.name}\`) carried several different complete JSON objects one after another (a server that flattened parallel calls of one tool); the object ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)} became call ${split.index} with the id ${split.id}.`, callIndex: split.index, data: { from: call.index, id: split.id, providerId: sentId ?? null } });
       this.host.out.push({ type: "tool_call_end", call: settled });

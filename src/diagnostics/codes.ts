@@ -1394,6 +1394,12 @@ export const DIAGNOSTIC_CODES = {
     meaning: "No value is allowed at this place (the schema is `false`, or `additionalProperties: false` forbids the key); remove it.",
     action: "Do not run the call. Send the validation message (written for the model) back as the tool result; `createLoopGuard` escalates repeated mistakes.",
   },
+  number_out_of_range: {
+    kinds: ["call_error"],
+    severity: "error",
+    meaning: "The arguments hold a number a JavaScript value cannot carry as the model wrote it: beyond ±1.8e308 (it would become Infinity, which `JSON.stringify` writes as null) or an integer literal beyond ±2^53 it would give back with other digits (`12345678901234567890` → `12345678901234567000`). Decimals read to the nearest double are not refused.",
+    action: "Do not run the call (`arguments` is null; `rawArguments` keeps the text, for a parser with big numbers). Send `error.message` back as the tool result: the model resends the number within range or as a string.",
+  },
   not_object: {
     kinds: ["call_error"],
     severity: "error",

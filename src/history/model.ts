@@ -209,7 +209,7 @@ export function resultText(content: ToolResultPart["content"]): string {
  */
 export const INVALID_ARGUMENTS_KEY = "toolwire_invalid_arguments";
 
-const ERROR_CODES: readonly ToolCallErrorCode[] = ["invalid_json", "truncated", "not_object"];
+const ERROR_CODES: readonly ToolCallErrorCode[] = ["invalid_json", "truncated", "not_object", "too_large", "too_deep", "number_out_of_range"];
 
 export function invalidArgumentsPlaceholder(error: CallError): Record<string, unknown> {
   return { [INVALID_ARGUMENTS_KEY]: { code: error.code, message: error.message } };

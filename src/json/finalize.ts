@@ -3,6 +3,7 @@ import { jsonEqual, jsonExtends } from "./equal.js";
 import { isPlainObject } from "./shape.js";
 import { scanJson } from "./incremental.js";
 import { classifyRepair, type LossyRepair } from "./repair.js";
+import { describeUnrepresentable, findUnrepresentableNumber, isSuspectNumber, type UnrepresentableNumber } from "./number-range.js";
 
 /**
  * Turns a call's argument sources into one decision, following docs/design.md's precedence:
@@ -55,7 +56,14 @@ export interface FinalizeResult {
    * Different complete objects glued one after another: `arguments` is the first, these are the
    * others, each to become a call of its own (`split_concatenated_calls`).
    */
-  split?: Array<{ value: Record<string, unknown>; raw: string }>;
+  split?: SplitPiece[];
+}
+
+/** One of the objects glued after the first (always read from the delta text); `error` when it cannot become a runnable call. */
+export interface SplitPiece {
+  value: Record<string, unknown>;
+  raw: string;
+  error?: ToolCallError;
 }
 
 const TRUNCATION_TEXT: Record<TruncationCause, string> = {
@@ -70,7 +78,16 @@ const TRUNCATION_TEXT: Record<TruncationCause, string> = {
 
 /** Deepest nesting of a JSON value, without recursion. */
 export function nestingDepth(value: unknown): number {
+  return inspectValue(value).depth;
+}
+
+/**
+ * One walk for what every finalized value is checked for: its deepest nesting, and whether a leaf
+ * is a number a double may not hold as written (json/number-range.ts decides from the text).
+ */
+function inspectValue(value: unknown): { depth: number; suspectNumber: boolean } {
   let deepest = 0;
+  let suspectNumber = false;
   const stack: Array<[unknown, number]> = [[value, 0]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop() as [unknown, number];
@@ -79,9 +96,10 @@ export function nestingDepth(value: unknown): number {
     if (level > deepest) deepest = level;
     for (const child of Array.isArray(node) ? node : Object.values(node)) {
       if (typeof child === "object" && child !== null) stack.push([child, level]);
+      else if (!suspectNumber && isSuspectNumber(child)) suspectNumber = true;
     }
   }
-  return deepest;
+  return { depth: deepest, suspectNumber };
 }
 
 /** True when `value` nests deeper than `max` (the walk the limits module uses everywhere). */
@@ -94,21 +112,39 @@ export { nestsDeeperThan as exceedsDepth } from "../limits.js";
  */
 export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
   const result = decide(sources, ctx);
-  if (result.arguments && ctx.maxDepth !== undefined) {
-    const depth = nestingDepth(result.arguments);
-    if (depth > ctx.maxDepth) {
-      return {
-        ...result,
-        arguments: null,
-        source: null,
-        error: {
-          code: "too_deep",
-          message: `The arguments for \`${ctx.toolName}\` nest ${depth} levels deep, more than the ${ctx.maxDepth} accepted. The call was not executed; send flatter arguments.`,
-        },
-      };
-    }
+  if (!result.arguments) return result;
+  const inspected = inspectValue(result.arguments);
+  if (ctx.maxDepth !== undefined && inspected.depth > ctx.maxDepth) {
+    return {
+      ...result,
+      arguments: null,
+      source: null,
+      error: {
+        code: "too_deep",
+        message: `The arguments for \`${ctx.toolName}\` nest ${inspected.depth} levels deep, more than the ${ctx.maxDepth} accepted. The call was not executed; send flatter arguments.`,
+      },
+    };
   }
+  // The objects glued after the first become calls of their own, each held to the rule by itself.
+  if (result.split) result.split = result.split.map((piece) => checkSplitPiece(piece, ctx.toolName));
+  const problem = inspected.suspectNumber ? findUnrepresentableNumber(result.arguments, result.rawArguments) : undefined;
+  if (problem) return { ...result, arguments: null, source: null, error: numberOutOfRange(problem, ctx.toolName) };
   return result;
+}
+
+function checkSplitPiece(piece: SplitPiece, toolName: string): SplitPiece {
+  if (!inspectValue(piece.value).suspectNumber) return piece;
+  const problem = findUnrepresentableNumber(piece.value, piece.raw);
+  return problem ? { ...piece, error: numberOutOfRange(problem, toolName) } : piece;
+}
+
+function numberOutOfRange(problem: UnrepresentableNumber, toolName: string): ToolCallError {
+  return {
+    code: "number_out_of_range",
+    message:
+      `The arguments for \`${toolName}\` hold a number that cannot be passed on as written: ${describeUnrepresentable(problem)}. ` +
+      `The call was not executed. Send it again with the number within range, or as a string if it must be exact.`,
+  };
 }
 
 function decide(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
@@ -308,8 +344,8 @@ function classifyShape(text: string, start: Record<string, unknown> | undefined,
     }
     // Different complete objects: parallel calls of one tool flattened into one (LiteLLM, relays).
     const ends = scan.valueEnds;
-    const pieces = objects.map((value, i) => ({ value, raw: text.slice(i === 0 ? 0 : (ends[i - 1] as number), ends[i]).trim() }));
-    const [first, ...rest] = pieces as [{ value: Record<string, unknown>; raw: string }, ...Array<{ value: Record<string, unknown>; raw: string }>];
+    const pieces: SplitPiece[] = objects.map((value, i) => ({ value, raw: text.slice(i === 0 ? 0 : (ends[i - 1] as number), ends[i]).trim() }));
+    const [first, ...rest] = pieces as [SplitPiece, ...SplitPiece[]];
     return { arguments: first.value, rawArguments: first.raw, source: "delta", repairs: ["split_concatenated_calls"], error: null, split: rest };
   }
   if (start) {

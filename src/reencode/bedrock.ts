@@ -293,29 +293,28 @@ class BedrockReencoder extends TappedReencoder {
       writeHeld(held.events, index, this.numbers.open(index), reindexed, out);
       return;
     }
-    if (call.arguments === null) {
-      this.withheldCalls++;
-      this.tap.withheld(call);
-      return;
-    }
-    this.runnable++;
-    const outIndex = this.numbers.forHeld(index);
-    const startInput = held.start.input;
-    const asSent = closed && decodedAsSent(call) && held.plainDeltas && startInput === undefined && held.start.toolUseId === call.id && (call.source === "delta" || call.source === "empty");
-    if (asSent) {
-      writeHeld(held.events, index, outIndex, reindexed, out);
-      return;
-    }
-    this.writeCall(call, outIndex, out);
-    this.tap.rewritten(call, [...(startInput === undefined ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
-    for (const extra of split) {
-      if (extra.arguments === null) {
-        this.tap.withheld(extra);
+    // The block's call, then the calls split from it: each withheld or delivered by itself.
+    for (const [position, each] of [call, ...split].entries()) {
+      if (each.arguments === null) {
+        this.withheldCalls++;
+        this.tap.withheld(each);
         continue;
       }
       this.runnable++;
-      this.writeCall(extra, this.numbers.forHeld(index), out);
-      this.tap.rewritten(extra);
+      const outIndex = this.numbers.forHeld(index);
+      if (position > 0) {
+        this.writeCall(each, outIndex, out);
+        this.tap.rewritten(each);
+        continue;
+      }
+      const startInput = held.start.input;
+      const asSent = closed && decodedAsSent(each) && held.plainDeltas && startInput === undefined && held.start.toolUseId === each.id && (each.source === "delta" || each.source === "empty");
+      if (asSent) {
+        writeHeld(held.events, index, outIndex, reindexed, out);
+        continue;
+      }
+      this.writeCall(each, outIndex, out);
+      this.tap.rewritten(each, [...(startInput === undefined ? [] : [startInput === null ? "start_input_null" : "start_input"]), ...(closed ? [] : ["call_closed_at_stream_end"])]);
     }
   }
 

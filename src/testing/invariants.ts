@@ -32,7 +32,7 @@ export type PropertyName =
   | "text_consistent"
   /** Arguments, previews and provider fields are plain data; nothing reaches Object.prototype. */
   | "plain_data"
-  /** The turn can be written as JSON (`JSON.stringify` recurses: depth matters). */
+  /** The turn can be written as JSON (`JSON.stringify` recurses: depth matters), and arguments hold no number JSON cannot (`Infinity`). */
   | "serializable"
   /** Previews do not change the turn, and the last preview equals the final arguments. */
   | "previews_consistent"
@@ -153,7 +153,7 @@ function allCalls(turn: DecodedTurn): Array<{ call: ToolCall; kind: "client" | "
   ];
 }
 
-const KNOWN_ERRORS = new Set(["invalid_json", "truncated", "not_object", "too_large", "too_deep"]);
+const KNOWN_ERRORS = new Set(["invalid_json", "truncated", "not_object", "too_large", "too_deep", "number_out_of_range"]);
 
 /** Every call is settled: an object with a source, or null arguments with an error; never half of each. */
 export function checkCallsSettled(turn: DecodedTurn): Violation[] {
@@ -320,14 +320,30 @@ export function checkPlainData(turn: DecodedTurn, events: readonly CodecEvent[] 
   return found;
 }
 
-/** The turn serializes with `JSON.stringify`. */
+/** The turn serializes with `JSON.stringify`, and no call's arguments hold a number it would write as `null`. */
 export function checkSerializable(turn: DecodedTurn): Violation[] {
   try {
     JSON.stringify(turn);
-    return [];
   } catch (error) {
     return [violation("serializable", `JSON.stringify(turn) throws: ${describeError(error)}`, describeError(error).slice(0, 40))];
   }
+  const found: Violation[] = [];
+  for (const { call, kind, position } of allCalls(turn)) {
+    if (call.arguments !== null && holdsNonFiniteNumber(call.arguments)) {
+      found.push(violation("serializable", `${kind} call ${position} arguments hold a number JSON cannot (Infinity or NaN, written as null)`, "non_finite"));
+    }
+  }
+  return found;
+}
+
+function holdsNonFiniteNumber(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === "number" && !Number.isFinite(node)) return true;
+    if (typeof node === "object" && node !== null) for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
+  }
+  return false;
 }
 
 /** The turn respects the decoder limits it was decoded with. */

@@ -10,10 +10,10 @@ import { encodeWire, framingsFor, multibyteCutPoints, splitBytes, type LineEndin
  * length of what they index, so one plan applies to any stream and shrinks toward 0.
  */
 
-export type HostileKind = "deep" | "proto" | "wide" | "long_string" | "bad_escape" | "not_object";
+export type HostileKind = "deep" | "proto" | "wide" | "long_string" | "bad_escape" | "not_object" | "huge_number";
 
 /** Every kind of hostile argument value a plan can inject. */
-export const HOSTILE_KINDS: readonly HostileKind[] = ["deep", "proto", "wide", "long_string", "bad_escape", "not_object"];
+export const HOSTILE_KINDS: readonly HostileKind[] = ["deep", "proto", "wide", "long_string", "bad_escape", "not_object", "huge_number"];
 
 /** One change to a stream's events, as JSON data; positions are taken modulo the stream's length. */
 export type EventMutation =
@@ -175,6 +175,9 @@ export function hostileText(kind: HostileKind): string {
       return '{"s":"\\ud800\\x\\u12"}';
     case "not_object":
       return "[1,2,3]";
+    case "huge_number":
+      // Beyond a double's range and beyond its exact integers: parsed, they would not be what was sent.
+      return '{"big":1e999,"id":12345678901234567890,"ok":[-1E+400]}';
   }
 }
 
@@ -205,6 +208,8 @@ export function hostileValue(kind: HostileKind): unknown {
     }
     case "not_object":
       return [1, 2, 3];
+    case "huge_number":
+      return { big: Number.POSITIVE_INFINITY, ok: [Number.NEGATIVE_INFINITY] };
   }
 }
 

@@ -181,6 +181,17 @@ export const ACCUMULATION_DIFFERENCES: Record<string, AccumulationDifference> = 
       { name: "read_file", arguments: '{"path": "README.md"}' },
     ],
   },
+  "openai-chat/handwritten__numbers-beyond-a-double#integer_id_beyond_2_53": {
+    why: "The SDK hands back the argument string as sent; an agent's JSON.parse reads post_id as 1858000000000000000, another post. toolwire marks the call number_out_of_range (never runnable) and keeps its sibling.",
+    sdk: [
+      { name: "get_post", arguments: '{"post_id": 1858000000000000001}' },
+      { name: "get_post", arguments: '{"post_id": 42}' },
+    ],
+  },
+  "openai-chat/handwritten__numbers-beyond-a-double#exponent_beyond_range_split_across_deltas": {
+    why: "The SDK hands back the argument string as sent; JSON.parse reads factor as Infinity, which JSON.stringify writes as null. toolwire marks the call number_out_of_range.",
+    sdk: [{ name: "scale_image", arguments: '{"path": "a.png", "factor": 1e999}' }],
+  },
   "openai-responses/handwritten__non-json-arguments#python_literals": {
     why: "The SDK hands back the argument string as sent (Python's True and None); toolwire repairs it losslessly (python_literals) and reports the repair.",
     sdk: [{ name: "list_dir", arguments: '{"path": "src", "recursive": True, "filter": None}' }],

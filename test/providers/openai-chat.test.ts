@@ -536,6 +536,13 @@ const QUIRKS: Record<string, (turn: DecodedTurn) => void> = {
     expect(turn.toolCalls[0]).toMatchObject({ name: "search_code", arguments: null, complete: true, error: { code: "invalid_json" } });
     expect(turn.toolCalls[1]).toMatchObject({ name: "read_file", arguments: { path: "README.md" }, error: null });
   },
+  "numbers-beyond-a-double": (turn) => {
+    expect(turn.toolCalls.map((call) => [call.arguments, call.error?.code ?? null])).toEqual([
+      [null, "number_out_of_range"],
+      [{ post_id: 42 }, null],
+    ]);
+    expect(turn.toolCalls[0]?.error?.message).toContain("1858000000000000001 at $.post_id");
+  },
 };
 
 describe("openai-chat decoder: the hand-written quirk streams (testdata/openai-chat/handwritten__*)", () => {

@@ -113,6 +113,8 @@ export { nestsDeeperThan as exceedsDepth } from "../limits.js";
 export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext): FinalizeResult {
   const result = decide(sources, ctx);
   if (!result.arguments) return result;
+  // The objects glued after the first become calls of their own, each held to the number rule by itself.
+  if (result.split) result.split = result.split.map((piece) => checkSplitPiece(piece, ctx.toolName));
   const inspected = inspectValue(result.arguments);
   if (ctx.maxDepth !== undefined && inspected.depth > ctx.maxDepth) {
     return {
@@ -125,8 +127,6 @@ export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext
       },
     };
   }
-  // The objects glued after the first become calls of their own, each held to the rule by itself.
-  if (result.split) result.split = result.split.map((piece) => checkSplitPiece(piece, ctx.toolName));
   const problem = inspected.suspectNumber ? findUnrepresentableNumber(result.arguments, result.rawArguments) : undefined;
   if (problem) return { ...result, arguments: null, source: null, error: numberOutOfRange(problem, ctx.toolName) };
   return result;

@@ -8,7 +8,7 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { checkHistory, encodeToolResults, encodeTurn, type HistoryFormat } from "../../src/history/index.js";
-import { INVALID_ARGUMENTS_KEY } from "../../src/history/model.js";
+import { INVALID_ARGUMENTS_KEY, invalidArgumentsPlaceholder, readArguments } from "../../src/history/model.js";
 import type { ContentBlock, DecodedTurn, ProviderName, ToolCall } from "../../src/types.js";
 
 function call(index: number, id: string, name: string, args: Record<string, unknown> | null, extra: Partial<ToolCall> = {}): ToolCall {
@@ -283,5 +283,12 @@ describe("encodeTurn: Gemini and Bedrock", () => {
     const results = encodeToolResults([{ callId: "tooluse_A", content: "no such file", isError: true }], "bedrock");
     expect(results).toEqual([{ role: "user", content: [{ toolResult: { toolUseId: "tooluse_A", content: [{ text: "no such file" }], status: "error" } }] }]);
     expect(checkHistory([USER.bedrock, ...encoded.messages, ...results], "bedrock")).toEqual([]);
+  });
+});
+
+describe("an invalid call's placeholder reads back as the same error, for every call error code", () => {
+  it.each(["invalid_json", "truncated", "not_object", "too_large", "too_deep", "number_out_of_range"] as const)("%s", (code) => {
+    const error = { code, message: `The call was not executed (${code}).` };
+    expect(readArguments(invalidArgumentsPlaceholder(error))).toEqual({ arguments: null, error });
   });
 });

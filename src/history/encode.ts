@@ -3,6 +3,7 @@
  * in a format it did not come from.
  */
 import type { ContentBlock, DecodedTurn, ToolCall } from "../types.js";
+import { describeUnrepresentable, findUnrepresentableNumber, holdsSuspectNumber } from "../json/number-range.js";
 import {
   calls,
   clone,
@@ -199,7 +200,7 @@ export interface Adapted {
   messages: Message[];
   /** System text lifted out of the messages, for formats that take it as a separate field. */
   system: string | null;
-  /** What was left out, for the caller's report. */
+  /** What was left out or could not be carried as written, for the caller's report. */
   notes: string[];
 }
 
@@ -246,6 +247,7 @@ function portablePart(part: Part, format: HistoryFormat, notes: string[]): Part[
       return [];
     case "tool_call": {
       const { signature: _signature, itemId: _itemId, native: _native, syntheticId: _synthetic, ...rest } = part;
+      if (OBJECT_ARGUMENT_FORMATS.has(format)) noteLostDigits(rest, notes);
       return [rest];
     }
     case "tool_result": {
@@ -258,6 +260,20 @@ function portablePart(part: Part, format: HistoryFormat, notes: string[]): Part[
     case "text":
       return [{ type: "text", text: part.text }];
   }
+}
+
+/** Formats whose calls carry arguments as an object, not as the text the model wrote. */
+const OBJECT_ARGUMENT_FORMATS: ReadonlySet<HistoryFormat> = new Set(["anthropic", "bedrock", "gemini"]);
+
+/**
+ * Arguments read from text can hold an integer a double gives back with other digits: the text
+ * formats keep the text, an object format cannot, so the conversion says so rather than change a
+ * past call silently.
+ */
+function noteLostDigits(call: Extract<Part, { type: "tool_call" }>, notes: string[]): void {
+  if (call.arguments === null || call.argumentsText === undefined || !holdsSuspectNumber(call.arguments)) return;
+  const problem = findUnrepresentableNumber(call.arguments, call.argumentsText);
+  if (problem) notes.push(`the arguments of a call (${call.name}) hold a number an object cannot carry as written: ${describeUnrepresentable(problem)}`);
 }
 
 function reshape(messages: Message[], format: HistoryFormat): Message[] {

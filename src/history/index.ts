@@ -104,12 +104,15 @@ export function repairHistory(messages: readonly unknown[], format: HistoryForma
 
 /**
  * The result of `convertHistory`: a repaired history in the target format, plus the system text
- * lifted out and notes on what had no equivalent.
+ * lifted out and notes on what had no equivalent or could not be carried as written.
  */
 export interface ConvertResult extends RepairResult {
   /** System text lifted out of the messages, for formats that take it as a separate request field. */
   system: string | null;
-  /** What had no equivalent in the target and was left out. */
+  /**
+   * What had no equivalent in the target and was left out, and what it cannot carry as written
+   * (an integer beyond ±2^53 in arguments text, going to a format that takes arguments as objects).
+   */
   notes: string[];
 }
 

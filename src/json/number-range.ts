@@ -33,6 +33,17 @@ export function isSuspectNumber(value: unknown): boolean {
   return typeof value === "number" && (value > MAX_EXACT || value < -MAX_EXACT || value !== value);
 }
 
+/** True when a leaf of `value` is a suspect number (`isSuspectNumber`), without recursion. */
+export function holdsSuspectNumber(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isSuspectNumber(node)) return true;
+    if (typeof node === "object" && node !== null) for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
+  }
+  return false;
+}
+
 /**
  * The first number in `value` that the model's text `text` does not give exactly, or undefined.
  * Called only when a walk found a suspect number, so its cost is off the common path.

@@ -95,3 +95,24 @@ describe("convertHistory examples", () => {
     ]);
   });
 });
+
+describe("convertHistory: an integer a double cannot carry as written", () => {
+  const messages = [
+    { role: "user", content: "Open post 1858000000000000001." },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_post", arguments: '{"post_id": 1858000000000000001}' } }] },
+    { role: "tool", tool_call_id: "call_1", content: "not found" },
+  ];
+
+  it.each(["anthropic", "bedrock", "gemini"] as const)("to %s (arguments as objects): the change is in the notes", (to) => {
+    const converted = convertHistory(messages, "openai-chat", to);
+    expect(converted.notes).toEqual([
+      "the arguments of a call (get_post) hold a number an object cannot carry as written: the integer 1858000000000000001 at $.post_id is beyond ±9007199254740991 (2^53 − 1) and would be read as 1858000000000000000",
+    ]);
+  });
+
+  it("to openai-responses (arguments as text): the text goes over unchanged, no note", () => {
+    const converted = convertHistory(messages, "openai-chat", "openai-responses");
+    expect(converted.notes).toEqual([]);
+    expect(JSON.stringify(converted.messages)).toContain('"arguments":"{\\"post_id\\": 1858000000000000001}"');
+  });
+});

@@ -117,15 +117,16 @@ const JSON_KINDS = new Set(["number", "integer", "boolean", "object", "array", "
 
 /**
  * The kind a parameter schema asks for: a string unless every type it allows is a non-string JSON
- * type; a string or null when it allows exactly those two (`type: ["string", "null"]`, or the
- * `anyOf` / `oneOf` of the two that Optional[str] gives).
+ * type; a string or null when it allows exactly those two. The types come from `type` (one or a
+ * list) or, without it, from an `anyOf` / `oneOf` of single-typed alternatives, as Pydantic v2
+ * writes Optional[int] or Optional[str]: the servers type such a parameter by its non-null type.
  */
 function kindOf(schema: unknown): ParamKind {
   if (!isPlainObject(schema)) return "string";
   const type = schema.type;
-  const types = typeof type === "string" ? [type] : Array.isArray(type) ? type : null;
+  const types = typeof type === "string" ? [type] : Array.isArray(type) ? type : alternativeTypes(schema.anyOf ?? schema.oneOf);
   if (types && types.length > 0 && types.every((t) => typeof t === "string" && JSON_KINDS.has(t))) return "json";
-  if (isStringOrNull(types ?? alternativeTypes(schema.anyOf ?? schema.oneOf))) return "string-or-null";
+  if (isStringOrNull(types)) return "string-or-null";
   return "string";
 }
 

@@ -1179,8 +1179,12 @@ const enum HarmonyState {
   Name,
   Header,
   Args,
+  Body,
   AfterArgs,
 }
+
+/** What ends a harmony message: `<|call|>` makes it a call; the others leave it text. */
+const HARMONY_MESSAGE_ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|start|>", "<|channel|>"];
 
 /** After `… to=functions.`: `NAME [<|constrain|>json]<|message|>{…}<|call|>`. */
 export class HarmonyParser extends CallParser {
@@ -1188,6 +1192,9 @@ export class HarmonyParser extends CallParser {
   private readonly name = new Until([" ", "<", "\t"], MAX_NAME, true);
   private readonly header = new Until(["<|message|>"], 128, false);
   private args: JsonArguments | null = null;
+  /** A message body that is not a JSON object: a call (with arguments finalize refuses) only if `<|call|>` ends it. */
+  private readonly body = new Until(HARMONY_MESSAGE_ENDS, MAX_EARLY_ARGS, false);
+  private objectBody = false;
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
@@ -1209,12 +1216,34 @@ export class HarmonyParser extends CallParser {
           break;
         }
         case HarmonyState.Args: {
+          if (!this.objectBody) {
+            const j = skipWs(s, i);
+            if (j === s.length) return this.more(i);
+            // The recipient and `<|message|>` already make this a call's envelope: a body that is no
+            // object is its arguments all the same, closed by `<|call|>` (the servers give the call).
+            if (s.charCodeAt(j) !== 123) {
+              this.state = HarmonyState.Body;
+              break;
+            }
+            this.objectBody = true;
+          }
           const args = this.args as JsonArguments;
           i = args.feed(s, i, x);
           if (args.status !== "done") return this.stopWith(args, i, x, false);
           x.mark(i);
           this.state = HarmonyState.AfterArgs;
           break;
+        }
+        case HarmonyState.Body: {
+          const at = this.body.feed(s, i);
+          if (this.body.status !== "done") return this.stopWith(this.body, at, x, false);
+          const end = HARMONY_MESSAGE_ENDS[this.body.which] as string;
+          // Another message or its end: the envelope never closed as a call, so it is text.
+          if (this.body.which !== 0 || !x.open(this.name.text, "harmony")) return this.reject(at - end.length);
+          x.args(this.body.text.trim());
+          x.close();
+          x.mark(at);
+          return this.done(at);
         }
         case HarmonyState.AfterArgs:
           return this.endAfterOptional(s, i, "<|call|>");

@@ -3,6 +3,15 @@
  * streams) still serialize, with the same output.
  */
 
+/** `JSON.stringify(value)`, and without recursion when the value nests deeper than it follows (a hostile body or stream). */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return stringifyJson(value);
+  }
+}
+
 /** `JSON.stringify(value)` for JSON data, without recursion. Same output for the values it accepts. */
 export function stringifyJson(value: unknown): string {
   const out: string[] = [];

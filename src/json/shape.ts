@@ -13,6 +13,11 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/** Whether two paths into a JSON value (keys and indexes) are the same. */
+export function samePath(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
+  return a.length === b.length && a.every((segment, i) => segment === b[i]);
+}
+
 /**
  * A JSON object read from a decoded binary record (an event-stream frame, a cassette): bytes
  * (`Uint8Array`) are a payload, not an object of fields.

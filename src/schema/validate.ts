@@ -3,6 +3,7 @@ import { coerceArguments, type Coercion, type CoercionKind } from "./coerce.js";
 import { conditionText, renderValidationMessage, suggestKey } from "./hints.js";
 import { compilePattern, type LinearRegExp } from "./regex.js";
 import { DEFAULT_LIMITS, nestsDeeperThan } from "../limits.js";
+import { samePath } from "../json/shape.js";
 import {
   getAtPointer,
   isLocalRef,
@@ -490,10 +491,6 @@ function describeNot(schema: Schema): string {
     if (keys.length === 1 && req.length === 1) return `do not provide ${req[0]}`;
   }
   return `must not match ${preview(schema, 80)}`;
-}
-
-function samePath(a: PathSegment[], b: PathSegment[]): boolean {
-  return a.length === b.length && a.every((s, i) => s === b[i]);
 }
 
 function joinOr(items: string[]): string {

@@ -6,7 +6,7 @@ import { ToolwireError } from "../errors.js";
 import { classifyProviderError, type ProviderErrorClassification } from "../guard/provider-errors.js";
 import type { RepairPolicy } from "../history/pairing.js";
 import { isPlainObject } from "../json/shape.js";
-import { stringifyJson } from "../json/stringify.js";
+import { jsonText } from "../json/stringify.js";
 import { createReencoder, repairWholeResponse } from "../reencode/index.js";
 import type { RepairReport } from "../reencode/types.js";
 import { findTarget } from "../schema/targets/index.js";
@@ -220,15 +220,6 @@ async function repairWholeBody(response: Response, route: Route, url: string, op
   headers.delete("content-length");
   headers.delete("content-encoding");
   return new Response(jsonText(repaired.body), { status: response.status, statusText: response.statusText, headers });
-}
-
-/** A body as JSON text; one nesting deeper than JSON.stringify follows (a hostile body) is written without recursion. */
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return stringifyJson(value);
-  }
 }
 
 /** The repaired body to resend after an error, or null when no repair applies (or none changed anything). */

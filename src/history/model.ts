@@ -9,7 +9,7 @@
  */
 import type { ToolCallErrorCode } from "../types.js";
 import { jsonEqual } from "../json/equal.js";
-import { isPlainObject } from "../json/shape.js";
+import { isPlainObject, setOwn } from "../json/shape.js";
 import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /** The history formats toolwire reads, checks, repairs and writes. */
@@ -144,17 +144,12 @@ export function assertHistoryDepth(messages: unknown): void {
 // ---------------------------------------------------------------------------------------------
 
 
-/** Sets an own property, also for keys such as `__proto__` that plain assignment would not create. */
-function put(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** Deep copy of JSON-like data; the core never mutates its inputs. */
 export function clone<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item) => clone(item)) as T;
   if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) put(out, key, clone(item));
+    for (const [key, item] of Object.entries(value)) if (item !== undefined) setOwn(out, key, clone(item));
     return out as T;
   }
   return value;
@@ -165,7 +160,7 @@ export function leftovers(value: Record<string, unknown>, known: readonly string
   let out: Record<string, unknown> | undefined;
   for (const [key, item] of Object.entries(value)) {
     if (known.includes(key) || item === undefined) continue;
-    put((out ??= {}), key, clone(item));
+    setOwn((out ??= {}), key, clone(item));
   }
   return out;
 }

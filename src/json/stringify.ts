@@ -3,6 +3,20 @@
  * streams) still serialize, with the same output.
  */
 
+/** Text as the inside of a JSON string literal; per character, so it can be applied fragment by fragment. */
+export function jsonStringBody(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+/** `JSON.stringify(value)`, and without recursion when the value nests deeper than it follows (a hostile body or stream). */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return stringifyJson(value);
+  }
+}
+
 /** `JSON.stringify(value)` for JSON data, without recursion. Same output for the values it accepts. */
 export function stringifyJson(value: unknown): string {
   const out: string[] = [];

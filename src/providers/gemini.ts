@@ -2,7 +2,8 @@ import { isPlaceholderId, type TurnBuilder, type TurnEnd } from "../assemble/tur
 import type { ToolCallAssembler } from "../assemble/tool-call.js";
 import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationCause, Usage } from "../types.js";
 import { endStatus, type ProviderCodec } from "./codec.js";
-import { isPlainObject } from "../json/shape.js";
+import { isPlainObject, samePath } from "../json/shape.js";
+import { jsonStringBody } from "../json/stringify.js";
 import { mintCallId } from "../util/hash.js";
 import { numberField, stringField, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
@@ -419,10 +420,6 @@ interface Frame {
   count: number;
 }
 
-function samePath(a: readonly JsonPathSegment[], b: readonly JsonPathSegment[]): boolean {
-  return a.length === b.length && a.every((segment, i) => segment === b[i]);
-}
-
 type Leaf = { kind: "string"; text: string; continues: boolean } | { kind: "scalar"; json: string } | { kind: "none" };
 
 function readLeafValue(entry: Record<string, unknown>): Leaf | { kind: "invalid"; reason: string } {
@@ -506,7 +503,7 @@ export class PartialArgsWriter {
     if (this.openString) {
       if (samePath(this.openString, path)) {
         if (value.kind !== "string") return out + this.breakOff(`a non-string value continues the string at ${rawPath}`, entry);
-        out += escapeJsonString(value.text);
+        out += jsonStringBody(value.text);
         if (!value.continues) {
           out += '"';
           this.openString = null;
@@ -539,7 +536,7 @@ export class PartialArgsWriter {
     const prefix = this.place(key);
     if (prefix === null) return out + this.breakOff(this.placementProblem(path, containers.length), entry);
     if (value.kind === "string") {
-      out += prefix + '"' + escapeJsonString(value.text);
+      out += prefix + '"' + jsonStringBody(value.text);
       if (value.continues) this.openString = path;
       else out += '"';
     } else {
@@ -587,10 +584,6 @@ export class PartialArgsWriter {
     if (frame.kind === "array") return `${formatPath(path)} is element ${String(segment)} of ${where}, but the next element there is ${frame.count} (leaves must arrive in document order)`;
     return `${formatPath(path)} goes back to key '${String(segment)}' of ${where}, which was already written (leaves must arrive in document order)`;
   }
-}
-
-function escapeJsonString(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
 }
 
 function formatPath(path: readonly JsonPathSegment[]): string {

@@ -4,6 +4,7 @@ import type { ContentBlock, Diagnostic, FinishReason, ProviderEvent, TruncationC
 import type { ProviderCodec } from "./codec.js";
 import { afterEndReporter } from "./after-end.js";
 import { isPlainObject } from "../json/shape.js";
+import { jsonStringBody } from "../json/stringify.js";
 import { hashId } from "../util/hash.js";
 import { describeNonJson, eventType, numberField, stringField, sumOf, usageOf } from "./fields.js";
 import type { DiagnosticCode } from "../diagnostics/codes.js";
@@ -175,7 +176,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (!name) warn("call_name_missing", `The call ${callId} has no name.`, undefined, outputIndex);
     if (custom) {
       turn.calls.appendArguments(call, '{"input":"');
-      if (typeof initial === "string" && initial !== "") turn.calls.appendArguments(call, escapeText(initial));
+      if (typeof initial === "string" && initial !== "") turn.calls.appendArguments(call, jsonStringBody(initial));
     }
     return { kind: "call", itemId, outputIndex, call, custom, ended: false, finalText: null };
   };
@@ -341,7 +342,7 @@ export function openaiResponsesCodec(turn: TurnBuilder): ProviderCodec {
     if (state.custom !== custom) {
       warn("delta_type_mismatch", `A ${custom ? "custom tool input" : "function arguments"} delta arrived for a ${state.custom ? "custom tool" : "function"} call; it was used as that call's input.`, data, state.outputIndex);
     }
-    turn.calls.appendArguments(state.call, state.custom ? escapeText(delta) : delta);
+    turn.calls.appendArguments(state.call, state.custom ? jsonStringBody(delta) : delta);
   };
 
   const onArgumentsDone = (data: Record<string, unknown>, custom: boolean): void => {
@@ -625,10 +626,6 @@ export function normalizeResponsesUsage(raw: Record<string, unknown>): Usage {
   });
 }
 
-/** Free text as the inside of a JSON string; per character, so it can be applied fragment by fragment. */
-function escapeText(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
-}
 
 function integerField(object: unknown, key: string): number | null {
   const value = numberField(object, key);

@@ -1,7 +1,6 @@
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { decodedAsSent, extraFields, isPlainObject } from "./common.js";
 import { holdWire, SseEventSplitter, sseComment, sseText, wireText, type RawSseEvent, type WireEvent } from "./sse-events.js";
-import type { Reencoder } from "./types.js";
 import type { HeldBlock } from "./hold.js";
 import { BlockNumbers, writeHeld } from "./block-numbers.js";
 import { SseReencoder } from "./sse-reencoder.js";
@@ -27,12 +26,7 @@ import { SseReencoder } from "./sse-reencoder.js";
  *   top) gets its `delta` object, and a non-JSON data line becomes an SSE comment.
  * - Thinking blocks, signatures, server tool blocks and everything else pass untouched.
  */
-export function createAnthropicReencoder(options: DecoderOptions = {}): Reencoder {
-  return new AnthropicReencoder(options);
-}
-
-/** The same, as the SSE re-encoder it is, for a re-encoder that wraps it (Claude on Bedrock). */
-export function createAnthropicSseReencoder(options: DecoderOptions = {}): SseReencoder {
+export function createAnthropicReencoder(options: DecoderOptions = {}): SseReencoder {
   return new AnthropicReencoder(options);
 }
 

@@ -2,7 +2,7 @@ import { base64ToBytes, bytesToBase64, decodeFrame, EventStreamError, EventStrea
 import { encodeJsonEventFrame } from "../framing/aws-eventstream-encode.js";
 import { isPlainObject } from "../json/shape.js";
 import type { DecodedTurn, DecoderOptions, Diagnostic } from "../types.js";
-import { createAnthropicSseReencoder } from "./anthropic.js";
+import { createAnthropicReencoder } from "./anthropic.js";
 import type { SseReencoder } from "./sse-reencoder.js";
 import { joined } from "./bedrock.js";
 import { SseEventSplitter, sseText } from "./sse-events.js";
@@ -48,7 +48,7 @@ class BedrockInvokeReencoder implements Reencoder {
   private readonly afterCorrupt: Uint8Array[] = [];
 
   constructor(options: DecoderOptions) {
-    this.inner = createAnthropicSseReencoder(options);
+    this.inner = createAnthropicReencoder(options);
   }
 
   get turn(): DecodedTurn | null {

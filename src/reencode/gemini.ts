@@ -1,6 +1,6 @@
 import { isPlaceholderId } from "../assemble/turn.js";
 import { numberField, stringField } from "../providers/fields.js";
-import { stringifyJson } from "../json/stringify.js";
+import { jsonText } from "../json/stringify.js";
 import type { DecoderOptions, ProviderEvent, ToolCall } from "../types.js";
 import { isPlainObject, TappedReencoder } from "./common.js";
 import { CallPartReader, type CallTrack as CallPartTrack } from "./gemini-calls.js";
@@ -284,7 +284,7 @@ class GeminiReencoder extends TappedReencoder {
         message: "Every tool call of the turn was withheld, so finishReason STOP became MALFORMED_FUNCTION_CALL: the turn is one to retry, not an answer.",
       });
     }
-    const json = toJson({ ...chunk.data, candidates });
+    const json = jsonText({ ...chunk.data, candidates });
     if (chunk.sse === null) return json;
     const { eol, name } = chunk.sse;
     return `${name !== undefined ? `event: ${name}${eol}` : ""}data: ${json}${eol}${eol}`;
@@ -309,15 +309,6 @@ function edit(ref: PartRef, value: unknown): void {
 function lineEnding(raw: string): string {
   if (raw.endsWith("\r\n")) return "\r\n";
   return raw.endsWith("\r") ? "\r" : "\n";
-}
-
-/** A chunk as JSON text. A chunk can nest deeper than JSON.stringify follows (a hostile stream): then without recursion. */
-function toJson(data: Record<string, unknown>): string {
-  try {
-    return JSON.stringify(data);
-  } catch {
-    return stringifyJson(data);
-  }
 }
 
 /** The position of the first byte that is not white space or a byte-order mark, or -1. */

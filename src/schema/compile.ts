@@ -204,6 +204,11 @@ export function compileDerived(root: Schema, node: Schema): ValidateFunction {
   return validate;
 }
 
+/** Whether `value` is valid under `node`, which is `root` itself or a schema inside it. */
+export function validUnder(root: Schema, node: Schema, value: unknown): boolean {
+  return (node === root ? compileSchema(node).validate : compileDerived(root, node))(value) === true;
+}
+
 const derivedBooleanRoot = {};
 
 /** Validates the schema document itself against the draft 2020-12 meta-schema. */

@@ -1,4 +1,4 @@
-import { compileDerived, compileSchema } from "./compile.js";
+import { compileDerived, compileSchema, validUnder } from "./compile.js";
 import type { Coercion } from "./coerce.js";
 import {
   declaredTypes,
@@ -224,16 +224,12 @@ interface ExampleCtx {
   depth: number;
 }
 
-function validUnder(ctx: ExampleCtx, node: Schema, value: unknown): boolean {
-  return (node === ctx.root ? compileSchema(node).validate : compileDerived(ctx.root, node))(value) === true;
-}
-
 function exampleFor(schema: Schema, ctx: ExampleCtx, name: string | undefined): { value: unknown } | undefined {
   if (schema === true) return { value: name ?? "value" };
   if (!isSchemaNode(schema) || ctx.depth > 24) return undefined;
   const inner: ExampleCtx = { root: ctx.root, depth: ctx.depth + 1 };
   const node = resolveNode(schema, ctx.root) ?? schema;
-  const accept = (value: unknown) => (validUnder(ctx, node, value) ? { value } : undefined);
+  const accept = (value: unknown) => (validUnder(ctx.root, node, value) ? { value } : undefined);
 
   if ("const" in node) return { value: node.const };
   if (Array.isArray(node.enum) && node.enum.length > 0) return { value: node.enum[0] };
@@ -256,7 +252,7 @@ function exampleFor(schema: Schema, ctx: ExampleCtx, name: string | undefined): 
       if (isSchemaNode(branch) && declaredTypes(branch)?.every((t) => t === "null")) continue;
       const merged: SchemaNode = isSchemaNode(branch) ? mergeForExample(base, resolveNode(branch, ctx.root) ?? branch) : base;
       const built = exampleFor(merged, inner, name);
-      if (built && validUnder(ctx, node, built.value)) return built;
+      if (built && validUnder(ctx.root, node, built.value)) return built;
     }
   }
   if (Array.isArray(node.allOf) && node.allOf.length > 0) {
@@ -337,14 +333,14 @@ function objectExample(node: SchemaNode, ctx: ExampleCtx): { value: unknown } | 
   for (const key of requiredOf(node)) if (!add(key)) return undefined;
   // Conditional requirements (if/then, at-least-one groups) surface as missing fields: add them and retry.
   for (let round = 0; round < 4; round++) {
-    if (validUnder(ctx, node, value)) return { value };
+    if (validUnder(ctx.root, node, value)) return { value };
     const missing = missingFields(node, value, ctx);
     if (missing.length === 0) break;
     let added = false;
     for (const key of missing) if (!(key in value) && add(key)) added = true;
     if (!added) break;
   }
-  return validUnder(ctx, node, value) ? { value } : undefined;
+  return validUnder(ctx.root, node, value) ? { value } : undefined;
 }
 
 function missingFields(node: SchemaNode, value: Record<string, unknown>, ctx: ExampleCtx): string[] {

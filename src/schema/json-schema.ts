@@ -1,5 +1,5 @@
 import { ToolwireError } from "../errors.js";
-import { isPlainObject } from "../json/shape.js";
+import { isPlainObject, setOwn } from "../json/shape.js";
 import { DEFAULT_LIMITS, nestsDeeperThan, TooDeepError } from "../limits.js";
 
 /**
@@ -52,12 +52,7 @@ export function isSchemaNode(value: unknown): value is SchemaNode {
   return isPlainObject(value);
 }
 
-export { isPlainObject };
-
-/** Sets an own property even for keys like `__proto__` that plain assignment would treat specially. */
-export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
+export { isPlainObject, setOwn };
 
 export function isExtensionKeyword(key: string): boolean {
   return key.startsWith("x-");

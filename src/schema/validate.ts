@@ -1,8 +1,9 @@
-import { compileDerived, compileSchema, type ErrorObject } from "./compile.js";
+import { compileDerived, compileSchema, validUnder, type ErrorObject } from "./compile.js";
 import { coerceArguments, type Coercion, type CoercionKind } from "./coerce.js";
 import { conditionText, renderValidationMessage, suggestKey } from "./hints.js";
 import { compilePattern, type LinearRegExp } from "./regex.js";
 import { DEFAULT_LIMITS, nestsDeeperThan } from "../limits.js";
+import { samePath } from "../json/shape.js";
 import {
   getAtPointer,
   isLocalRef,
@@ -162,10 +163,6 @@ const MAX_DEPTH = 48;
 /** Keywords the explainer cannot decompose without changing their meaning. */
 const OPAQUE_EVALUATION = ["unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"];
 
-function validFor(ctx: Ctx, node: Schema, value: unknown): boolean {
-  return (node === ctx.root ? compileSchema(node).validate : compileDerived(ctx.root, node))(value) === true;
-}
-
 function errorsFor(ctx: Ctx, node: Schema, value: unknown): ErrorObject[] {
   const validate = node === ctx.root ? compileSchema(node).validate : compileDerived(ctx.root, node);
   return validate(value) ? [] : [...(validate.errors ?? [])];
@@ -176,7 +173,7 @@ function explain(node: Schema, value: unknown, path: PathSegment[], ctx: Ctx): V
   if (node === false) {
     return [{ code: "not_allowed", path, keyword: "false", message: "no value is allowed here; remove it" }];
   }
-  if (validFor(ctx, node, value)) return [];
+  if (validUnder(ctx.root, node, value)) return [];
   if (ctx.depth > MAX_DEPTH || OPAQUE_EVALUATION.some((k) => k in node)) return rawIssues(errorsFor(ctx, node, value), path);
   const inner: Ctx = { root: ctx.root, depth: ctx.depth + 1 };
   const issues: ValidationIssue[] = [];
@@ -213,7 +210,7 @@ function explain(node: Schema, value: unknown, path: PathSegment[], ctx: Ctx): V
     const issue = explainConditional(node, value, path, inner);
     if (issue) issues.push(issue);
   }
-  if (node.not !== undefined && validFor(ctx, node.not as Schema, value)) {
+  if (node.not !== undefined && validUnder(ctx.root, node.not as Schema, value)) {
     issues.push({ code: "not", path, keyword: "not", message: describeNot(node.not as Schema) });
   }
   if (isPlainObject(node.dependentSchemas) && isPlainObject(value)) {
@@ -320,7 +317,7 @@ function explainBranches(
   path: PathSegment[],
   ctx: Ctx,
 ): ValidationIssue | null {
-  const passing = branches.map((b) => validFor(ctx, b, value));
+  const passing = branches.map((b) => validUnder(ctx.root, b, value));
   const passCount = passing.filter(Boolean).length;
   if (keyword === "anyOf" ? passCount > 0 : passCount === 1) return null;
 
@@ -394,9 +391,9 @@ function explainBranches(
 
 function explainConditional(node: SchemaNode, value: unknown, path: PathSegment[], ctx: Ctx): ValidationIssue | null {
   const ifSchema = node.if as Schema;
-  const holds = validFor(ctx, ifSchema, value);
+  const holds = validUnder(ctx.root, ifSchema, value);
   const branch = (holds ? node.then : node.else) as Schema | undefined;
-  if (branch === undefined || validFor(ctx, branch, value)) return null;
+  if (branch === undefined || validUnder(ctx.root, branch, value)) return null;
   const cond = conditionText(ifSchema);
   const text = holds ? cond : `not ${cond.includes(" ") ? `(${cond})` : cond}`;
   const issues = explain(branch, value, path, ctx);
@@ -494,10 +491,6 @@ function describeNot(schema: Schema): string {
     if (keys.length === 1 && req.length === 1) return `do not provide ${req[0]}`;
   }
   return `must not match ${preview(schema, 80)}`;
-}
-
-function samePath(a: PathSegment[], b: PathSegment[]): boolean {
-  return a.length === b.length && a.every((s, i) => s === b[i]);
 }
 
 function joinOr(items: string[]): string {

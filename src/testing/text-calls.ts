@@ -70,6 +70,10 @@ export function renderTextCall(call: TextCallSpec): string {
         : `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>${name}\n\`\`\`json\n${json}\n\`\`\`<｜tool▁call▁end｜><｜tool▁calls▁end｜>`;
     case "harmony":
       return `<|start|>assistant<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>${json}<|call|>`;
+    case "nemotron":
+      return `<TOOLCALL>[${JSON.stringify({ name, arguments: args })}]</TOOLCALL>`;
+    case "firefunction":
+      return `functools[${JSON.stringify({ name, arguments: args })}]`;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Diagnostic, TruncationCause } from "../types.js";
 import { resolveTextCallOptions, type ParamKind, type ResolvedTextCallOptions, type TextCallSetting } from "./options.js";
-import { HarmonyParser, InvokeParser, LlamaJsonParser, MistralParser, SectionParser, ToolCallTagParser, type CallParser, type ParseContext } from "./parsers.js";
+import { HarmonyParser, InvokeParser, LlamaJsonParser, MistralParser, SectionParser, ToolCallTagParser, WrappedListParser, type CallParser, type ParseContext } from "./parsers.js";
 import { PythonicParser } from "./pythonic.js";
 import { isWs, matchAt, MAX_HELD_WS, PARTIAL, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
@@ -78,6 +78,7 @@ const CALL_MARKERS: readonly Marker[] = [
   { literal: "<|python_start|>", syntax: "pythonic", create: () => new PythonicParser(true) },
   { literal: "<｜DSML｜function_calls>", syntax: "deepseek", create: () => InvokeParser.dsml("function_calls") },
   { literal: "<｜DSML｜tool_calls>", syntax: "deepseek", create: () => InvokeParser.dsml("tool_calls") },
+  { literal: "<TOOLCALL>", syntax: "nemotron", create: () => WrappedListParser.nemotron() },
 ];
 
 const MARKERS: readonly Marker[] = [...CALL_MARKERS, ...REASONING_MARKERS];
@@ -99,7 +100,7 @@ function markerEnabled(marker: Marker, syntaxes: ReadonlySet<TextCallSyntaxName>
  * `[` of ordinary text ("a < b", "Array<T>", "[1]", "<em>"). A test holds these to MARKERS.
  */
 export function mayFollowAngle(code: number): boolean {
-  return code === 116 || code === 102 || code === 124 || code === 0xff5c || code === 47; // t f | ｜ /
+  return code === 116 || code === 102 || code === 124 || code === 0xff5c || code === 47 || code === 84; // t f | ｜ / T
 }
 
 export function mayFollowBracket(code: number): boolean {
@@ -242,6 +243,9 @@ export const MAX_HELD_REASONING = 1 << 16;
 
 /** The at-start recipient of harmony when the generation prompt holds `<|start|>assistant`. */
 const HARMONY_ROLE_RECIPIENT = "to=functions.";
+
+/** FireFunction v2 opens its call list with this word (its `[` included) at the start of the message. */
+const FIREFUNCTION_LIST = "functools[";
 
 /**
  * The incremental text-call extractor for one stream of text. Text before a possible marker is
@@ -724,6 +728,17 @@ export class TextCallExtractor implements ParseContext {
         }
         if (end >= 0) {
           this.activate(new HarmonyParser(), s, j);
+          return end;
+        }
+      }
+      if (c === 102 && this.options.syntaxes.has("firefunction")) {
+        const end = matchAt(s, j, FIREFUNCTION_LIST);
+        if (end === PARTIAL) {
+          this.pending = s.slice(j);
+          return s.length;
+        }
+        if (end >= 0) {
+          this.activate(WrappedListParser.firefunction(), s, j);
           return end;
         }
       }

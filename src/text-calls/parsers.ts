@@ -1023,13 +1023,116 @@ function kimiName(id: string): string | null {
   return /^[^\s:<>]+$/.test(bare) ? bare : null;
 }
 
+// ---- JSON call lists: Mistral v3, Nemotron, FireFunction v2 --------------------------------------
+
+const enum ListState {
+  Item,
+  Envelope,
+  AfterCall,
+}
+
+/**
+ * `{…}, {…}]` after a list's `[`: each `{"name": …, "arguments": {…}}` is a call, formed when its
+ * object closes; done after the `]`. An empty list, or an item that is not an object, is no call.
+ */
+class EnvelopeList extends Reader {
+  private state = ListState.Item;
+  private envelope: Envelope | null = null;
+
+  constructor(
+    private readonly syntax: TextCallSyntaxName,
+    /** The wrapper's end marker: outside a string it ends arguments that never closed. */
+    private readonly stop: string | null,
+  ) {
+    super();
+  }
+
+  feed(s: string, i: number, x: ParseContext): number {
+    while (true) {
+      switch (this.state) {
+        case ListState.Item: {
+          const j = skipWs(s, i);
+          if (j === s.length) return this.more(i);
+          if (s.charCodeAt(j) !== 123) return this.reject(j);
+          this.envelope = new Envelope(this.syntax, ["arguments", "parameters"], false, this.stop);
+          this.state = ListState.Envelope;
+          i = j;
+          break;
+        }
+        case ListState.Envelope: {
+          const envelope = this.envelope as Envelope;
+          i = envelope.feed(s, i, x);
+          if (envelope.status !== "done") {
+            this.status = envelope.status;
+            return i;
+          }
+          this.state = ListState.AfterCall;
+          break;
+        }
+        case ListState.AfterCall: {
+          const r = expectAfterWs(s, i, [",", "]"]);
+          if (r.kind === "more") return this.more(i);
+          if (r.kind === "none") return this.reject(r.at);
+          if (r.which === 1) return this.done(r.end);
+          this.state = ListState.Item;
+          i = r.end;
+          break;
+        }
+      }
+    }
+  }
+}
+
+/**
+ * A JSON call list in a wrapper, started after its opening marker: Nemotron's
+ * `<TOOLCALL>[{…}, …]</TOOLCALL>` (the end marker consumed when present) and FireFunction v2's
+ * `functools[{…}, …]` (the marker holds the `[`).
+ */
+export class WrappedListParser extends CallParser {
+  private list: EnvelopeList | null = null;
+  private listDone = false;
+
+  private constructor(
+    private readonly syntax: TextCallSyntaxName,
+    private readonly end: string | null,
+    private readonly bracketInMarker: boolean,
+  ) {
+    super();
+  }
+
+  static nemotron(): WrappedListParser {
+    return new WrappedListParser("nemotron", "</TOOLCALL>", false);
+  }
+
+  static firefunction(): WrappedListParser {
+    return new WrappedListParser("firefunction", null, true);
+  }
+
+  feed(s: string, i: number, x: ParseContext): number {
+    if (this.list === null) {
+      if (!this.bracketInMarker) {
+        const r = expectAfterWs(s, i, ["["]);
+        if (r.kind === "more") return this.more(i);
+        if (r.kind === "none") return this.reject(r.at);
+        i = r.end;
+      }
+      this.list = new EnvelopeList(this.syntax, this.end);
+    }
+    if (!this.listDone) {
+      i = this.list.feed(s, i, x);
+      if (this.list.status !== "done") return this.stopWith(this.list, i, x, false);
+      this.listDone = true;
+      x.mark(i);
+    }
+    return this.end === null ? this.done(i) : this.endAfterOptional(s, i, this.end);
+  }
+}
+
 // ---- Mistral ---------------------------------------------------------------------------------------
 
 const enum MistralState {
   Start,
-  ArrayItem,
-  ArrayEnvelope,
-  ArrayAfterCall,
+  List,
   SingleEnvelope,
   Name,
   CallId,
@@ -1044,14 +1147,10 @@ function isNameChar(c: number): boolean {
 export class MistralParser extends CallParser {
   private state = MistralState.Start;
   private envelope: Envelope | null = null;
+  private list: EnvelopeList | null = null;
   private token: Until | null = null;
   private name = "";
   private args: JsonArguments | null = null;
-
-  private envelopeAt(state: MistralState): void {
-    this.envelope = new Envelope("mistral", ["arguments", "parameters"], false);
-    this.state = state;
-  }
 
   feed(s: string, i: number, x: ParseContext): number {
     while (true) {
@@ -1064,10 +1163,13 @@ export class MistralParser extends CallParser {
           // [TOOL_CALLS] is a control token, never text: what follows it is text unless it is a call.
           x.mark(j);
           if (c === 91) {
-            this.state = MistralState.ArrayItem;
+            this.list = new EnvelopeList("mistral", null);
+            this.state = MistralState.List;
             i++;
-          } else if (c === 123) this.envelopeAt(MistralState.SingleEnvelope);
-          else if (isNameChar(c)) {
+          } else if (c === 123) {
+            this.envelope = new Envelope("mistral", ["arguments", "parameters"], false);
+            this.state = MistralState.SingleEnvelope;
+          } else if (isNameChar(c)) {
             // v11+: NAME[ARGS]{…}, NAME[CALL_ID]id[ARGS]{…}, or NAME{…} (the text vLLM decodes with
             // the [ARGS] special token skipped).
             this.token = new Until(["[ARGS]", "[CALL_ID]", "{"]);
@@ -1075,31 +1177,11 @@ export class MistralParser extends CallParser {
           } else return this.reject(j);
           break;
         }
-        case MistralState.ArrayItem: {
-          const j = skipWs(s, i);
-          if (j === s.length) return this.more(i);
-          if (s.charCodeAt(j) !== 123) return this.reject(j);
-          this.envelopeAt(MistralState.ArrayEnvelope);
-          i = j;
-          break;
-        }
-        case MistralState.ArrayEnvelope:
+        case MistralState.List:
         case MistralState.SingleEnvelope: {
-          const envelope = this.envelope as Envelope;
-          i = envelope.feed(s, i, x);
-          if (envelope.status !== "done") return this.stopWith(envelope, i, x, false);
-          if (this.state === MistralState.SingleEnvelope) return this.done(i);
-          this.state = MistralState.ArrayAfterCall;
-          break;
-        }
-        case MistralState.ArrayAfterCall: {
-          const r = expectAfterWs(s, i, [",", "]"]);
-          if (r.kind === "more") return this.more(i);
-          if (r.kind === "none") return this.reject(r.at);
-          if (r.which === 1) return this.done(r.end);
-          this.state = MistralState.ArrayItem;
-          i = r.end;
-          break;
+          const part = (this.state === MistralState.List ? this.list : this.envelope) as Reader & { feed(s: string, i: number, x: ParseContext): number };
+          i = part.feed(s, i, x);
+          return part.status === "done" ? this.done(i) : this.stopWith(part, i, x, false);
         }
         case MistralState.Name:
         case MistralState.CallId: {

@@ -16,7 +16,7 @@ export interface TextCallSyntax {
    * Where it is recognized: anywhere in the text, or at the start of the message (and, with the
    * caller's tool names, anywhere a known tool name opens the call).
    */
-  readonly where: "anywhere" | "message start; anywhere after a known tool name";
+  readonly where: "anywhere" | "message start" | "message start; anywhere after a known tool name";
   /** The reasoning markup read with it (routed to reasoning, never a source of calls by default). */
   readonly reasoning: string;
   /** When the call counts as complete (its end marker). */
@@ -122,6 +122,26 @@ export const TEXT_CALL_SYNTAXES = [
     reasoning: "the `analysis` channel (`<|channel|>analysis<|message|>…<|end|>`); `final` channel headers and the `<|end|>`, `<|return|>` tokens are markup",
     complete: "the arguments object closes, or `<|call|>` ends it; the recipient may stand in the role header (also ` to=functions.f` opening the message)",
     reference: "OpenAI harmony response format guide; vLLM gpt-oss harmony tool-calling tests",
+  },
+  {
+    name: "nemotron",
+    models: "Nemotron Nano v2 (NVIDIA)",
+    example: '<TOOLCALL>[{"name": "f", "arguments": {…}}, …]</TOOLCALL>',
+    markers: ["<TOOLCALL>"],
+    where: "anywhere",
+    reasoning: "none",
+    complete: "each list item's object closes (`</TOOLCALL>` is consumed when present); an empty list is text",
+    reference: "Nemotron Nano v2 chat template; llama.cpp common/chat.cpp and test-chat.cpp (Nemotron v2)",
+  },
+  {
+    name: "firefunction",
+    models: "FireFunction v2 (Fireworks)",
+    example: 'functools[{"name": "f", "arguments": {…}}, …]',
+    markers: [],
+    where: "message start",
+    reasoning: "none",
+    complete: "each list item's object closes; an empty list is text",
+    reference: "FireFunction v2 chat template; llama.cpp common/chat.cpp and test-chat.cpp (FireFunction v2)",
   },
 ] as const satisfies readonly TextCallSyntax[];
 

@@ -57,6 +57,8 @@ describe("one rule for every syntax (issue 30)", () => {
   const formedAt = (call: TextCallSpec, text: string): number => {
     switch (call.syntax) {
       case "hermes":
+      case "nemotron":
+      case "firefunction":
         return text.lastIndexOf("}") + 1;
       case "qwen3-coder":
         return text.indexOf("</function>") + "</function>".length;
@@ -76,7 +78,7 @@ describe("one rule for every syntax (issue 30)", () => {
   };
   const spec = fc
     .record({
-      syntax: fc.constantFrom("hermes", "qwen3-coder", "glm", "kimi-k2", "mistral", "llama3-json", "pythonic", "deepseek", "harmony" as const),
+      syntax: fc.constantFrom("hermes", "qwen3-coder", "glm", "kimi-k2", "mistral", "llama3-json", "pythonic", "deepseek", "harmony", "nemotron", "firefunction" as const),
       name: fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/),
       value: fc.oneof(fc.stringMatching(/^[a-z ]{1,8}$/), fc.integer()),
       variant: fc.constantFrom("array", "v11", "v3", "v31", "tag", "bare", undefined),
@@ -102,7 +104,7 @@ describe("one rule for every syntax (issue 30)", () => {
           const rendered = renderTextCall(call);
           const prefix = rendered.slice(0, at % Math.max(1, formedAt(call, rendered)));
           // Bare JSON and pythonic lists are read at the message start only (no tool names here).
-          const head = call.syntax === "pythonic" || call.variant === "bare" ? "" : before;
+          const head = call.syntax === "pythonic" || call.syntax === "firefunction" || call.variant === "bare" ? "" : before;
           const text = head + prefix + after;
           for (const pieces of [[text], cutText(text, cuts)]) {
             const out = run(pieces);

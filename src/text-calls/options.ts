@@ -1,5 +1,5 @@
 import { ToolwireError } from "../errors.js";
-import { isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "./syntaxes.js";
+import { AUTO_TEXT_CALL_SYNTAX_NAMES, isTextCallSyntaxName, TEXT_CALL_SYNTAX_NAMES, type TextCallSyntaxName } from "./syntaxes.js";
 import { isPlainObject } from "../json/shape.js";
 
 /**
@@ -12,7 +12,7 @@ export type TextCallTool = Record<string, unknown>;
 
 /** Detailed text-call settings. */
 export interface TextCallOptions {
-  /** Syntaxes to recognize: `"auto"` (every syntax) or a list of names. */
+  /** Syntaxes to recognize: `"auto"` (every syntax but FireFunction's, which is read only when named) or a list of names. */
   syntaxes?: "auto" | readonly TextCallSyntaxName[];
   /**
    * Only these tool names become calls; a call naming anything else stays text, with a
@@ -166,7 +166,7 @@ function resolveSetting(setting: TextCallSetting): ResolvedTextCallOptions {
   if (!isPlainObject(options)) throw new TextCallOptionsError(`textCalls must be "auto", a list of syntax names or an options object; got ${JSON.stringify(setting)}.`);
   const requested = options.syntaxes ?? "auto";
   let syntaxes: TextCallSyntaxName[];
-  if (requested === "auto") syntaxes = [...TEXT_CALL_SYNTAX_NAMES];
+  if (requested === "auto") syntaxes = [...AUTO_TEXT_CALL_SYNTAX_NAMES];
   else if (Array.isArray(requested)) {
     const unknown = requested.filter((name) => !isTextCallSyntaxName(name));
     if (unknown.length > 0) throw new TextCallOptionsError(`Unknown text-call syntax ${unknown.map((n) => JSON.stringify(n)).join(", ")}. Known: auto, ${TEXT_CALL_SYNTAX_NAMES.join(", ")}.`);

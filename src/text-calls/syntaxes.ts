@@ -23,6 +23,12 @@ export interface TextCallSyntax {
   readonly complete: string;
   /** The published template or parser tests the scanner follows. */
   readonly reference: string;
+  /**
+   * Read only when named (`syntaxes: ["firefunction"]`), not under `"auto"`: its marker is plain
+   * text a message may begin with, so reading it for everyone would hold back every message that
+   * begins like it.
+   */
+  readonly optIn?: true;
 }
 
 /** Every syntax the text-call extractor reads, with its models, markers and the reference it follows. */
@@ -142,6 +148,7 @@ export const TEXT_CALL_SYNTAXES = [
     reasoning: "none",
     complete: "each list item's object closes; an empty list is text",
     reference: "FireFunction v2 chat template; llama.cpp common/chat.cpp and test-chat.cpp (FireFunction v2)",
+    optIn: true,
   },
 ] as const satisfies readonly TextCallSyntax[];
 
@@ -150,6 +157,9 @@ export type TextCallSyntaxName = (typeof TEXT_CALL_SYNTAXES)[number]["name"];
 
 /** The names accepted by the `textCalls` option (besides "auto"). */
 export const TEXT_CALL_SYNTAX_NAMES: readonly TextCallSyntaxName[] = TEXT_CALL_SYNTAXES.map((syntax) => syntax.name);
+
+/** The syntaxes `"auto"` reads: every one but those read only when named (`optIn`). */
+export const AUTO_TEXT_CALL_SYNTAX_NAMES: readonly TextCallSyntaxName[] = TEXT_CALL_SYNTAXES.filter((syntax: TextCallSyntax) => syntax.optIn !== true).map((syntax) => syntax.name);
 
 /** True for a name in TEXT_CALL_SYNTAX_NAMES. */
 export function isTextCallSyntaxName(value: unknown): value is TextCallSyntaxName {

@@ -83,6 +83,13 @@ const CALL_MARKERS: readonly Marker[] = [
 
 const MARKERS: readonly Marker[] = [...CALL_MARKERS, ...REASONING_MARKERS];
 
+/**
+ * A harmony message ends at `<|end|>` or where the next message's `<|start|>` header begins (a
+ * message cannot hold that token; llama.cpp reads an analysis message without `<|end|>` so).
+ */
+const HARMONY_START = "<|start|>";
+const HARMONY_HEADERS: readonly Marker[] = MARKERS.filter((m) => m.syntax === "harmony" && m.literal.startsWith(HARMONY_START));
+
 /** Kimi K2 Thinking writes its calls inside the think block: its call tokens end the region (as llama.cpp reads them). */
 const KIMI_LITERALS = new Set(["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]);
 
@@ -166,7 +173,8 @@ function regionTrieFor(syntaxes: ReadonlySet<TextCallSyntaxName>, close: string 
         ? REASONING_MARKERS.filter((m) => m.kind === "end-reasoning" && markerEnabled(m, syntaxes))
         : [MARKERS.find((m) => m.literal === close && m.kind === "end-reasoning") ?? { literal: close, syntax: "harmony", kind: "end-reasoning", create: noParser }];
     const inside = CALL_MARKERS.filter((m) => markerEnabled(m, syntaxes) && (calls || KIMI_LITERALS.has(m.literal)));
-    trie = trieOf([...inside, ...closers]);
+    const headers = close === "<|end|>" ? HARMONY_HEADERS.filter((m) => markerEnabled(m, syntaxes) && !inside.includes(m)) : [];
+    trie = trieOf([...inside, ...closers, ...headers]);
     markerTries.set(key, trie);
   }
   return trie;
@@ -798,6 +806,7 @@ export class TextCallExtractor implements ParseContext {
         this.heldNode = found;
         return n;
       }
+      if (this.region === "<|end|>" && marker.literal.startsWith(HARMONY_START)) this.leaveRegion();
       if ((marker.kind ?? "call") !== "call") return this.control(marker, s, k);
       // Kimi's call tokens end a reasoning region (Kimi K2 Thinking calls from inside it).
       if (this.region !== null && !this.options.reasoning) this.leaveRegion();

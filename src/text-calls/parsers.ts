@@ -1,4 +1,5 @@
 import type { ParamKind } from "./options.js";
+import { jsonStringBody } from "../json/stringify.js";
 import { decodeJsonStringBody, expectAfterWs, isWs, JsonValueTracker, matchAt, MAX_HELD_WS, PARTIAL, Reader, skipWs } from "./scan.js";
 import type { TextCallSyntaxName } from "./syntaxes.js";
 
@@ -477,10 +478,6 @@ class ParamValue extends Reader {
       x.diagnostic("text_call_param_not_json", `The tool schema types parameter \`${this.key}\` as non-string, but its value is not JSON; it was kept as the string the model wrote.`, { key: this.key, value: raw.slice(0, 200) });
     }
   }
-}
-
-function jsonStringBody(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
 }
 
 // ---- <tool_call> … : Hermes JSON, Qwen3-Coder XML or GLM -----------------------------------------

@@ -125,7 +125,7 @@ export const TEXT_CALL_SYNTAXES = [
       "<|start|>assistant<|channel|>analysis to=functions.",
     ],
     where: "anywhere",
-    reasoning: "the `analysis` channel (`<|channel|>analysis<|message|>…<|end|>`); `final` channel headers and the `<|end|>`, `<|return|>` tokens are markup",
+    reasoning: "the `analysis` channel (`<|channel|>analysis<|message|>…<|end|>`, or up to the next `<|start|>` header when `<|end|>` is missing); `final` channel headers and the `<|end|>`, `<|return|>` tokens are markup",
     complete: "the arguments object closes, or `<|call|>` ends it; the recipient may stand in the role header (also ` to=functions.f` opening the message)",
     reference: "OpenAI harmony response format guide; vLLM gpt-oss harmony tool-calling tests",
   },

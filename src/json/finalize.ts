@@ -3,7 +3,7 @@ import { jsonEqual, jsonExtends } from "./equal.js";
 import { isPlainObject } from "./shape.js";
 import { scanJson } from "./incremental.js";
 import { classifyRepair, type LossyRepair } from "./repair.js";
-import { describeUnrepresentable, findUnrepresentableNumber, isSuspectNumber, type UnrepresentableNumber } from "./number-range.js";
+import { describeUnrepresentable, findUnrepresentableNumber, holdsSuspectNumber, isSuspectNumber, type UnrepresentableNumber } from "./number-range.js";
 
 /**
  * Turns a call's argument sources into one decision, following docs/design.md's precedence:
@@ -133,7 +133,7 @@ export function finalizeArguments(sources: ArgumentSources, ctx: FinalizeContext
 }
 
 function checkSplitPiece(piece: SplitPiece, toolName: string): SplitPiece {
-  if (!inspectValue(piece.value).suspectNumber) return piece;
+  if (!holdsSuspectNumber(piece.value)) return piece;
   const problem = findUnrepresentableNumber(piece.value, piece.raw);
   return problem ? { ...piece, error: numberOutOfRange(problem, toolName) } : piece;
 }

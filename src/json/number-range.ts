@@ -33,15 +33,20 @@ export function isSuspectNumber(value: unknown): boolean {
   return typeof value === "number" && (value > MAX_EXACT || value < -MAX_EXACT || value !== value);
 }
 
-/** True when a leaf of `value` is a suspect number (`isSuspectNumber`), without recursion. */
-export function holdsSuspectNumber(value: unknown): boolean {
+/** True when a number in `value` satisfies `test`, without recursion and without building paths. */
+export function holdsNumber(value: unknown, test: (n: number) => boolean): boolean {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const node = stack.pop();
-    if (isSuspectNumber(node)) return true;
+    if (typeof node === "number" && test(node)) return true;
     if (typeof node === "object" && node !== null) for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
   }
   return false;
+}
+
+/** True when a leaf of `value` is a suspect number (`isSuspectNumber`). */
+export function holdsSuspectNumber(value: unknown): boolean {
+  return holdsNumber(value, isSuspectNumber);
 }
 
 /**

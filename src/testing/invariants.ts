@@ -3,6 +3,7 @@ import { createByteDecoder, type ByteDecoderOptions } from "../adapters/bytes.js
 import { jsonEqual } from "../json/equal.js";
 import { isPlainObject } from "../json/shape.js";
 import { nestingDepth } from "../json/finalize.js";
+import { holdsNumber } from "../json/number-range.js";
 import { resolveLimits, type DecoderLimits } from "../limits.js";
 import { createDecoder } from "../providers/registry.js";
 import { createBedrockInvokeReencoder, createReencoder } from "../reencode/index.js";
@@ -329,22 +330,13 @@ export function checkSerializable(turn: DecodedTurn): Violation[] {
   }
   const found: Violation[] = [];
   for (const { call, kind, position } of allCalls(turn)) {
-    if (call.arguments !== null && holdsNonFiniteNumber(call.arguments)) {
+    if (call.arguments !== null && holdsNumber(call.arguments, (n) => !Number.isFinite(n))) {
       found.push(violation("serializable", `${kind} call ${position} arguments hold a number JSON cannot (Infinity or NaN, written as null)`, "non_finite"));
     }
   }
   return found;
 }
 
-function holdsNonFiniteNumber(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node === "number" && !Number.isFinite(node)) return true;
-    if (typeof node === "object" && node !== null) for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
-  }
-  return false;
-}
 
 /** The turn respects the decoder limits it was decoded with. */
 export function checkLimits(turn: DecodedTurn, limits: DecoderLimits | undefined): Violation[] {

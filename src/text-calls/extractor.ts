@@ -249,11 +249,15 @@ export const MAX_HELD_CALL = 1 << 20;
  */
 export const MAX_HELD_REASONING = 1 << 16;
 
-/** The at-start recipient of harmony when the generation prompt holds `<|start|>assistant`. */
-const HARMONY_ROLE_RECIPIENT = "to=functions.";
-
-/** FireFunction v2 opens its call list with this word (its `[` included) at the start of the message. */
-const FIREFUNCTION_LIST = "functools[";
+/**
+ * Words that open a call only at the start of the message, each matched (and held while partial)
+ * the same way: harmony's recipient in the role header (` to=functions.f<|channel|>…`, when the
+ * generation prompt holds `<|start|>assistant`) and FireFunction v2's list (its `[` included).
+ */
+const MESSAGE_START_WORDS: ReadonlyArray<{ literal: string; syntax: TextCallSyntaxName; create: () => CallParser }> = [
+  { literal: "to=functions.", syntax: "harmony", create: () => new HarmonyParser() },
+  { literal: "functools[", syntax: "firefunction", create: () => WrappedListParser.firefunction() },
+];
 
 /**
  * The incremental text-call extractor for one stream of text. Text before a possible marker is
@@ -727,26 +731,15 @@ export class TextCallExtractor implements ParseContext {
           return j;
         }
       }
-      if (c === 116 && this.options.syntaxes.has("harmony")) {
-        // ` to=functions.f<|channel|>…`: the recipient in the role header, `<|start|>assistant` in the prompt.
-        const end = matchAt(s, j, HARMONY_ROLE_RECIPIENT);
+      for (const word of MESSAGE_START_WORDS) {
+        if (c !== word.literal.charCodeAt(0) || !this.options.syntaxes.has(word.syntax)) continue;
+        const end = matchAt(s, j, word.literal);
         if (end === PARTIAL) {
           this.pending = s.slice(j);
           return s.length;
         }
         if (end >= 0) {
-          this.activate(new HarmonyParser(), s, j);
-          return end;
-        }
-      }
-      if (c === 102 && this.options.syntaxes.has("firefunction")) {
-        const end = matchAt(s, j, FIREFUNCTION_LIST);
-        if (end === PARTIAL) {
-          this.pending = s.slice(j);
-          return s.length;
-        }
-        if (end >= 0) {
-          this.activate(WrappedListParser.firefunction(), s, j);
+          this.activate(word.create(), s, j);
           return end;
         }
       }
